@@ -1,0 +1,256 @@
+#include "commands.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+#include "eddy/graph/cook.h"
+#include "eddy/graph/graph.h"
+#include "eddy/graph/util.h"
+
+namespace eddy::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+CookEngine* g_engine = nullptr;
+extern "C" void on_sigint(int) {
+  if (g_engine) g_engine->cancel();
+}
+
+std::pair<int, int> parse_frames(const std::string& s, const Graph& g) {
+  if (s.empty()) return {g.frame_start, g.frame_end};
+  int a = 0, b = 0;
+  char dash = 0, extra = 0;
+  const int n = std::sscanf(s.c_str(), "%d%c%d%c", &a, &dash, &b, &extra);
+  if (n == 1) b = a;
+  else if (n != 3 || dash != '-')
+    throw Error("--frames \"" + s + "\": expected A-B or A (e.g. 1-48)");
+  if (b < a) throw Error("--frames " + s + ": end " + std::to_string(b) + " is before start " + std::to_string(a));
+  if (a < g.frame_start || b > g.frame_end)
+    throw Error("--frames " + s + ": outside the graph's frame_range " + std::to_string(g.frame_start) + "-" +
+                std::to_string(g.frame_end));
+  return {a, b};
+}
+
+void check_output_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("--out " + dir + ": cannot create the output folder: " + ec.message());
+  if (!fs::is_directory(dir, ec)) throw Error("--out " + dir + ": is not a folder");
+  const fs::path probe = fs::path(dir) / (".eddy-write-test-" + std::to_string(::getpid()));
+  {
+    std::ofstream f(probe);
+    if (!f) throw Error("--out " + dir + ": the output folder is not writable");
+  }
+  fs::remove(probe, ec);
+}
+
+std::string clock_text(double s) {
+  char buf[32];
+  const int t = int(s + 0.5);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%d:%02d", t / 60, t % 60);
+  return buf;
+}
+
+// Progress for a terminal (one rewritten line) or a log (plain lines).
+class Progress final : public CookObserver {
+ public:
+  Progress(int first, int last, bool quiet) : first_(first), last_(last), quiet_(quiet), tty_(::isatty(2)) {
+    start_ = std::chrono::steady_clock::now();
+  }
+  void begin_frame(int f) {
+    frame_ = f;
+    frame_start_ = std::chrono::steady_clock::now();
+    redraw("");
+  }
+  void end_frame(int f) {
+    ++done_;
+    const double secs = elapsed(frame_start_);
+    if (!tty_ && !quiet_) std::fprintf(stderr, "frame %d done in %.2f s (%d of %d)\n", f, secs, done_, total());
+    redraw("");
+  }
+  void finish() {
+    if (tty_) std::fprintf(stderr, "\r\033[2K");
+  }
+  void node_progress(const std::string& node, int frame, double, const std::string& message) override {
+    if (tty_) redraw(node + " frame " + std::to_string(frame) + " " + message);
+  }
+  void node_info(const std::string& node, int frame, const std::string& message) override {
+    if (quiet_) return;
+    if (tty_) std::fprintf(stderr, "\r\033[2K");
+    std::fprintf(stderr, "  frame %d %s: %s\n", frame, node.c_str(), message.c_str());
+    redraw("");
+  }
+
+ private:
+  int total() const { return last_ - first_ + 1; }
+  static double elapsed(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+  void redraw(const std::string& detail) {
+    if (!tty_) return;
+    const int width = 24;
+    const int filled = total() ? width * done_ / total() : width;
+    std::string bar(filled, '#');
+    bar += std::string(width - filled, '.');
+    std::string eta = "--:--";
+    if (done_ > 0) eta = clock_text(elapsed(start_) / done_ * (total() - done_));
+    std::fprintf(stderr, "\r\033[2Kframe %d [%s] %d/%d ETA %s  %s", frame_, bar.c_str(), done_, total(), eta.c_str(),
+                 detail.c_str());
+    std::fflush(stderr);
+  }
+  int first_, last_;
+  bool quiet_, tty_;
+  int frame_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point start_, frame_start_;
+};
+
+void print_summary(const CookEngine& e, double wall) {
+  std::printf("\n%-20s %-18s %6s %10s %10s %12s\n", "node", "type", "cooks", "total s", "mean ms", "peak output");
+  for (const auto& id : e.graph().topological_order()) {
+    const auto it = e.stats().find(id);
+    if (it == e.stats().end()) continue;
+    const auto& s = it->second;
+    std::printf("%-20s %-18s %6d %10.2f %10.1f %12s\n", id.c_str(), e.graph().find(id)->type.c_str(), s.cooks,
+                s.seconds, s.cooks ? 1e3 * s.seconds / s.cooks : 0.0, format_bytes(double(s.peak_bytes)).c_str());
+  }
+  std::printf("total wall time %.2f s\n", wall);
+}
+
+}  // namespace
+
+int run(Registry& registry, const RunOptions& o) {
+  Graph g = load_graph(o.graph, registry);
+  for (const auto& a : o.overrides) apply_override(g, registry, a);
+  try {
+    validate_graph(g, registry);
+  } catch (const Error& e) {
+    throw Error(o.graph + " (with --set): " + e.what());
+  }
+  const auto [first, last] = parse_frames(o.frames, g);
+  check_output_dir(o.out_dir);
+
+  CookOptions opts;
+  opts.output_dir = o.out_dir;
+  opts.threads = o.threads;
+  CookEngine engine(registry, std::move(g), opts);
+  Progress progress(first, last, o.quiet);
+  engine.set_observer(&progress);
+  g_engine = &engine;
+  std::signal(SIGINT, on_sigint);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    for (int f = first; f <= last; ++f) {
+      progress.begin_frame(f);
+      engine.cook_frame(f);
+      progress.end_frame(f);
+    }
+  } catch (const Cancelled&) {
+    progress.finish();
+    g_engine = nullptr;
+    std::fprintf(stderr, "eddy: cancelled; the files written so far are complete\n");
+    return 130;
+  } catch (...) {
+    progress.finish();
+    g_engine = nullptr;
+    throw;
+  }
+  progress.finish();
+  g_engine = nullptr;
+  print_summary(engine, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf("output folder: %s\n", fs::absolute(o.out_dir).lexically_normal().c_str());
+  return 0;
+}
+
+namespace {
+std::string range_text(const ParamSpec& p) {
+  std::ostringstream s;
+  if (p.min || p.max) {
+    s << " [" << (p.min ? std::to_string(*p.min) : std::string("-inf")) << ", "
+      << (p.max ? std::to_string(*p.max) : std::string("inf")) << "]";
+  }
+  std::string r = s.str();
+  // trim trailing zeros of std::to_string
+  std::string out;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (r[i] == '.' ) {
+      std::size_t j = i + 1;
+      while (j < r.size() && std::isdigit(static_cast<unsigned char>(r[j]))) ++j;
+      std::string frac = r.substr(i + 1, j - i - 1);
+      while (!frac.empty() && frac.back() == '0') frac.pop_back();
+      if (!frac.empty()) out += "." + frac;
+      i = j - 1;
+    } else {
+      out += r[i];
+    }
+  }
+  return out;
+}
+
+void describe(const NodeSpec& s) {
+  std::printf("%s  (%s%s)\n", s.type.c_str(), s.category.c_str(), s.stateful ? ", stateful" : "");
+  std::printf("  %s\n", s.doc.c_str());
+  auto sockets = [](const char* title, const std::vector<SocketSpec>& v) {
+    if (v.empty()) return;
+    std::printf("  %s:\n", title);
+    for (const auto& x : v)
+      std::printf("    %-18s %-10s %s%s%s\n", x.name.c_str(), x.type.c_str(), x.optional ? "(optional) " : "",
+                  x.multi ? "(many) " : "", x.doc.c_str());
+  };
+  sockets("inputs", s.inputs);
+  sockets("outputs", s.outputs);
+  if (!s.params.empty()) std::printf("  parameters:\n");
+  for (const auto& p : s.params) {
+    std::string type = to_string(p.type);
+    if (p.type == ParamType::Enum) {
+      type += " {";
+      for (std::size_t i = 0; i < p.items.size(); ++i) type += (i ? "|" : "") + p.items[i];
+      type += "}";
+    }
+    std::printf("    %-18s %s = %s%s%s\n", p.name.c_str(), type.c_str(), to_display(p.default_value).c_str(),
+                range_text(p).c_str(), p.unit.empty() ? "" : (" " + p.unit).c_str());
+    std::printf("        %s\n", p.doc.c_str());
+  }
+  std::printf("\n");
+}
+}  // namespace
+
+int nodes(const Registry& registry, const std::string& type, bool json) {
+  if (json) {
+    std::fputs(catalog_json(registry).c_str(), stdout);
+    return 0;
+  }
+  if (!type.empty()) {
+    const NodeSpec* s = registry.find(type);
+    if (!s) {
+      const std::string near = registry.closest(type);
+      throw Error("unknown node type \"" + type + "\"" + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+    }
+    describe(*s);
+    return 0;
+  }
+  if (registry.all().empty()) throw Error("no node types are registered: no plug-ins were found (EDDY_PLUGIN_PATH?)");
+  for (const NodeSpec* s : registry.all()) describe(*s);
+  return 0;
+}
+
+int validate(const Registry& registry, const std::string& path) {
+  const Graph g = load_graph(path, registry);
+  std::printf("%s: valid (%zu nodes, %zu links, frames %d-%d at %g fps)\n", path.c_str(), g.nodes.size(),
+              g.links.size(), g.frame_start, g.frame_end, g.fps);
+  return 0;
+}
+
+}  // namespace eddy::app

@@ -1,0 +1,262 @@
+#pragma once
+// Colliders: signed-distance shapes with a rigid placement and a velocity.
+//
+// Distances are positive on the fluid side and negative inside the solid; the
+// normal is the unit gradient of the distance (pointing into the fluid). A
+// shape with `inside` set is a container: the fluid lives inside it, so the
+// sign is flipped (a box container keeps the fluid in the box).
+//
+// Shapes are evaluated in their local frame q = R^T (p - c(t)), with the
+// centre moving at the collider's velocity: c(t) = center + velocity * t.
+//   Plane      local y = 0, solid below (y < 0)
+//   Box        half extents `size`
+//   Sphere     radius size.x
+//   Ellipsoid  semi-axes `size` (exact distance, Eberly 2013 root bracketing)
+//   Capsule    radius size.x around the segment y in [-size.y, size.y]
+#include <stdint.h>
+
+#include "eddy/core/vec.h"
+
+namespace eddy {
+
+enum class ShapeType : int32_t { Plane = 0, Box = 1, Sphere = 2, Ellipsoid = 3, Capsule = 4 };
+
+struct Collider {
+  ShapeType type = ShapeType::Plane;
+  int32_t inside = 0;  // 1: container, fluid inside the shape
+  Vec3f center{0, 0, 0};
+  Mat3f rotation = mat3_identity();  // local -> world
+  Vec3f size{1, 1, 1};
+  Vec3f velocity{0, 0, 0};  // m/s, the shape moves with it
+  float friction = 0.0f;     // Coulomb coefficient, 0 = free slip
+  float restitution = 0.0f;  // share of the normal approach speed given back, 0..1
+};
+
+struct SdfSample {
+  float distance;
+  Vec3f normal;
+};
+
+namespace detail {
+
+EDDY_HD_INLINE SdfSample sdf_box(Vec3f q, Vec3f half) {
+  const Vec3f a = vabs(q);
+  const Vec3f d = a - half;
+  const Vec3f s = vec3(q.x < 0 ? -1.0f : 1.0f, q.y < 0 ? -1.0f : 1.0f, q.z < 0 ? -1.0f : 1.0f);
+  if (d.x > 0 || d.y > 0 || d.z > 0) {
+    const Vec3f o = vmax(d, vec3(0.0f));
+    const float dist = length(o);
+    return {dist, mul(o, s) / dist};
+  }
+  // Inside: the nearest face.
+  if (d.x >= d.y && d.x >= d.z) return {d.x, vec3(s.x, 0, 0)};
+  if (d.y >= d.z) return {d.y, vec3(0, s.y, 0)};
+  return {d.z, vec3(0, 0, s.z)};
+}
+
+// Root s of G(s) = sum_i (r_i z_i / (s + r_i))^2 - 1 for n = 2 or 3 axes,
+// bracketed and bisected in double precision (Eberly 2013, "Distance from a
+// point to an ellipse, an ellipsoid, or a hyperellipsoid").
+EDDY_HD_INLINE double ellipsoid_root(int n, const double* r, const double* z, double g) {
+  double s0 = z[n - 1] - 1.0;
+  double s1 = 0.0;
+  if (g >= 0) {
+    double rz2 = 0;
+    for (int i = 0; i < n; ++i) rz2 += (r[i] * z[i]) * (r[i] * z[i]);
+    s1 = sqrt(rz2) - 1.0;
+  }
+  double s = 0;
+  for (int it = 0; it < 200; ++it) {
+    s = 0.5 * (s0 + s1);
+    if (s == s0 || s == s1) break;
+    double gs = -1.0;
+    for (int i = 0; i < n; ++i) {
+      const double t = r[i] * z[i] / (s + r[i]);
+      gs += t * t;
+    }
+    if (gs > 0) s0 = s;
+    else if (gs < 0) s1 = s;
+    else break;
+  }
+  return s;
+}
+
+// Closest point x on the ellipse/ellipsoid with semi-axes e (descending) to y
+// (all components >= 0), for n = 2 or 3 axes with y[n-1] > 0 and y[0] > 0.
+EDDY_HD_INLINE void ellipsoid_closest_general(int n, const double* e, const double* y, double* x) {
+  double z[3], r[3], g = -1.0;
+  for (int i = 0; i < n; ++i) {
+    z[i] = y[i] / e[i];
+    g += z[i] * z[i];
+  }
+  if (g == 0) {
+    for (int i = 0; i < n; ++i) x[i] = y[i];
+    return;
+  }
+  const double emin2 = e[n - 1] * e[n - 1];
+  for (int i = 0; i < n; ++i) r[i] = e[i] * e[i] / emin2;
+  const double s = ellipsoid_root(n, r, z, g);
+  for (int i = 0; i < n; ++i) x[i] = r[i] * y[i] / (s + r[i]);
+}
+
+// 2D ellipse, e0 >= e1, y >= 0.
+EDDY_HD_INLINE void ellipse_closest(const double* e, const double* y, double* x) {
+  if (y[1] > 0) {
+    if (y[0] > 0) {
+      ellipsoid_closest_general(2, e, y, x);
+    } else {
+      x[0] = 0;
+      x[1] = e[1];
+    }
+    return;
+  }
+  const double num = e[0] * y[0], den = e[0] * e[0] - e[1] * e[1];
+  if (num < den) {
+    const double xe = num / den;
+    x[0] = e[0] * xe;
+    x[1] = e[1] * sqrt(fmax(0.0, 1.0 - xe * xe));
+  } else {
+    x[0] = e[0];
+    x[1] = 0;
+  }
+}
+
+// 3D ellipsoid, e0 >= e1 >= e2, y >= 0.
+EDDY_HD_INLINE void ellipsoid_closest(const double* e, const double* y, double* x) {
+  if (y[2] > 0) {
+    if (y[1] > 0) {
+      if (y[0] > 0) {
+        ellipsoid_closest_general(3, e, y, x);
+      } else {
+        const double e2[2] = {e[1], e[2]}, y2[2] = {y[1], y[2]};
+        double x2[2];
+        ellipse_closest(e2, y2, x2);
+        x[0] = 0, x[1] = x2[0], x[2] = x2[1];
+      }
+    } else if (y[0] > 0) {
+      const double e2[2] = {e[0], e[2]}, y2[2] = {y[0], y[2]};
+      double x2[2];
+      ellipse_closest(e2, y2, x2);
+      x[0] = x2[0], x[1] = 0, x[2] = x2[1];
+    } else {
+      x[0] = 0, x[1] = 0, x[2] = e[2];
+    }
+    return;
+  }
+  // y2 == 0: the closest point may leave the plane (inside points near it).
+  const double d0 = e[0] * e[0] - e[2] * e[2], d1 = e[1] * e[1] - e[2] * e[2];
+  const double n0 = e[0] * y[0], n1 = e[1] * y[1];
+  if (n0 < d0 && n1 < d1) {
+    const double a = n0 / d0, b = n1 / d1, disc = 1.0 - a * a - b * b;
+    if (disc > 0) {
+      x[0] = e[0] * a, x[1] = e[1] * b, x[2] = e[2] * sqrt(disc);
+      return;
+    }
+  }
+  const double e2[2] = {e[0], e[1]}, y2[2] = {y[0], y[1]};
+  double x2[2];
+  ellipse_closest(e2, y2, x2);
+  x[0] = x2[0], x[1] = x2[1], x[2] = 0;
+}
+
+EDDY_HD_INLINE SdfSample sdf_ellipsoid(Vec3f q, Vec3f semi) {
+  // Sort the axes descending, solve in the first octant, map back.
+  int idx[3] = {0, 1, 2};
+  const float ax[3] = {semi.x, semi.y, semi.z};
+  const float qa[3] = {q.x, q.y, q.z};
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2 - a; ++b)
+      if (ax[idx[b]] < ax[idx[b + 1]]) {
+        const int t = idx[b];
+        idx[b] = idx[b + 1];
+        idx[b + 1] = t;
+      }
+  double e[3], y[3], x[3];
+  double implicit = 0;
+  for (int k = 0; k < 3; ++k) {
+    e[k] = ax[idx[k]];
+    y[k] = fabs(static_cast<double>(qa[idx[k]]));
+    implicit += (y[k] / e[k]) * (y[k] / e[k]);
+  }
+  ellipsoid_closest(e, y, x);
+  double d2 = 0;
+  double nrm[3];
+  for (int k = 0; k < 3; ++k) {
+    d2 += (x[k] - y[k]) * (x[k] - y[k]);
+    nrm[k] = x[k] / (e[k] * e[k]);  // outward surface normal at x
+  }
+  const double dist = implicit < 1.0 ? -sqrt(d2) : sqrt(d2);
+  float out[3];
+  const double nl = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+  for (int k = 0; k < 3; ++k) {
+    const double sgn = qa[idx[k]] < 0 ? -1.0 : 1.0;
+    out[idx[k]] = static_cast<float>(sgn * nrm[k] / nl);
+  }
+  return {static_cast<float>(dist), vec3(out[0], out[1], out[2])};
+}
+
+EDDY_HD_INLINE SdfSample sdf_capsule(Vec3f q, float radius, float half_length) {
+  const float t = fminf(fmaxf(q.y, -half_length), half_length);
+  const Vec3f d = q - vec3(0, t, 0);
+  const float l = length(d);
+  // On the axis the direction is undefined; pick the local x axis.
+  return {l - radius, l > 1e-12f ? d / l : vec3(1, 0, 0)};
+}
+
+}  // namespace detail
+
+// Signed distance and normal of the collider at world point p, time t (s).
+EDDY_HD_INLINE SdfSample collider_sdf(const Collider& c, Vec3f p, float t) {
+  const Vec3f q = mul_transpose(c.rotation, p - c.center - c.velocity * t);
+  SdfSample s;
+  switch (c.type) {
+    case ShapeType::Plane: s = {q.y, vec3(0, 1, 0)}; break;
+    case ShapeType::Box: s = detail::sdf_box(q, c.size); break;
+    case ShapeType::Sphere: {
+      const float l = length(q);
+      s = {l - c.size.x, l > 1e-12f ? q / l : vec3(0, 1, 0)};
+      break;
+    }
+    case ShapeType::Ellipsoid: s = detail::sdf_ellipsoid(q, c.size); break;
+    case ShapeType::Capsule: s = detail::sdf_capsule(q, c.size.x, c.size.y); break;
+    default: s = {1e30f, vec3(0, 1, 0)}; break;
+  }
+  s.normal = c.rotation * s.normal;
+  if (c.inside) {
+    s.distance = -s.distance;
+    s.normal = -s.normal;
+  }
+  return s;
+}
+
+// The walls a particle at p sees, for boundary density: up to three
+// (distance, normal) samples. A box container's walls meet at concave edges
+// and corners, where the nearest face alone would miss the others, so it
+// reports the nearest face along each local axis; every other shape reports
+// its signed distance (a planar approximation of the surface nearby).
+EDDY_HD_INLINE int collider_walls(const Collider& c, Vec3f p, float t, SdfSample out[3]) {
+  if (c.type == ShapeType::Box && c.inside) {
+    const Vec3f q = mul_transpose(c.rotation, p - c.center - c.velocity * t);
+    const float qa[3] = {q.x, q.y, q.z}, ha[3] = {c.size.x, c.size.y, c.size.z};
+    const Vec3f axes[3] = {vec3(c.rotation.r0.x, c.rotation.r1.x, c.rotation.r2.x),
+                           vec3(c.rotation.r0.y, c.rotation.r1.y, c.rotation.r2.y),
+                           vec3(c.rotation.r0.z, c.rotation.r1.z, c.rotation.r2.z)};
+    for (int a = 0; a < 3; ++a) {
+      // Distance to the nearer of the two faces normal to axis a; the normal points inwards.
+      out[a].distance = ha[a] - fabsf(qa[a]);
+      out[a].normal = qa[a] >= 0 ? -axes[a] : axes[a];
+    }
+    return 3;
+  }
+  out[0] = collider_sdf(c, p, t);
+  return 1;
+}
+
+// Rotation (local -> world) from Euler angles in degrees, applied X then Y
+// then Z (Houdini's default rotation order "Rx Ry Rz" for row vectors is the
+// same composition R = Rz * Ry * Rx acting on column vectors).
+Mat3f rotation_from_euler_degrees(Vec3f degrees);
+// A rotation taking local +y to the unit vector n.
+Mat3f rotation_y_to(Vec3f n);
+
+}  // namespace eddy

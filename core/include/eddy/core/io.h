@@ -1,0 +1,18 @@
+#pragma once
+// File helpers shared by every writer and reader.
+#include <string>
+
+namespace eddy {
+
+// Writes `data` to `path` through a temporary file in the same folder and a
+// rename, so readers never see a half-written file. Creates parent folders.
+// Throws eddy::Error naming the path.
+void write_file_atomic(const std::string& path, const std::string& data);
+// Whole file; throws eddy::Error naming the path when missing or unreadable.
+std::string read_file(const std::string& path, const std::string& what = "file");
+// "1.5 GiB", "320 MiB", ...
+std::string format_bytes(double bytes);
+// Physical memory of this machine, bytes.
+double physical_memory_bytes();
+
+}  // namespace eddy

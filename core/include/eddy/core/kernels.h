@@ -1,0 +1,80 @@
+#pragma once
+// SPH smoothing kernels in 3D, support radius h (W = 0 for r >= h).
+//
+//   poly6   W = 315 / (64 pi h^9) (h^2 - r^2)^3                 Mueller et al. 2003, eq. 20
+//   spiky   W = 15 / (pi h^6) (h - r)^3,
+//           grad W = -45 / (pi h^6) (h - r)^2 r/|r|               Mueller et al. 2003, eq. 21
+//   cubic   W = 8 / (pi h^3) { 6q^3 - 6q^2 + 1      q <= 1/2      Monaghan 1992 (cubic B-spline),
+//                             { 2 (1 - q)^3         q <= 1        in the support-radius form
+//                                                                 SPlisHSPlasH uses, q = r/h
+// Each kernel integrates to 1 over its support (tests/unit/core/kernels_test).
+#include "eddy/core/vec.h"
+
+namespace eddy {
+
+constexpr float kPi = 3.14159265358979323846f;
+
+struct Poly6 {
+  float h2, k, kg;
+  EDDY_HD_INLINE explicit Poly6(float h)
+      : h2(h * h), k(315.0f / (64.0f * kPi * powf(h, 9.0f))), kg(-945.0f / (32.0f * kPi * powf(h, 9.0f))) {}
+  EDDY_HD_INLINE float W(float r2) const {
+    if (r2 >= h2) return 0.0f;
+    const float d = h2 - r2;
+    return k * d * d * d;
+  }
+  // Gradient with respect to r (the vector from the neighbour to the particle).
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
+    const float r2 = length2(r);
+    if (r2 >= h2) return vec3(0.0f);
+    const float d = h2 - r2;
+    return r * (kg * d * d);
+  }
+};
+
+struct Spiky {
+  float h, k, kg;
+  EDDY_HD_INLINE explicit Spiky(float h_)
+      : h(h_), k(15.0f / (kPi * powf(h_, 6.0f))), kg(-45.0f / (kPi * powf(h_, 6.0f))) {}
+  EDDY_HD_INLINE float W(float r2) const {
+    const float r = sqrtf(r2);
+    if (r >= h) return 0.0f;
+    const float d = h - r;
+    return k * d * d * d;
+  }
+  // Guarded at r -> 0, where the direction is undefined: returns 0 there.
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
+    const float rl = length(r);
+    if (rl >= h || rl <= 1e-9f * h) return vec3(0.0f);
+    const float d = h - rl;
+    return r * (kg * d * d / rl);
+  }
+};
+
+struct CubicSpline {
+  float h, inv_h, k, kg;
+  EDDY_HD_INLINE explicit CubicSpline(float h_)
+      : h(h_), inv_h(1.0f / h_), k(8.0f / (kPi * h_ * h_ * h_)), kg(48.0f / (kPi * h_ * h_ * h_)) {}
+  EDDY_HD_INLINE float W(float r2) const {
+    const float q = sqrtf(r2) * inv_h;
+    if (q >= 1.0f) return 0.0f;
+    if (q <= 0.5f) return k * (6.0f * q * q * q - 6.0f * q * q + 1.0f);
+    const float d = 1.0f - q;
+    return k * 2.0f * d * d * d;
+  }
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
+    const float rl = length(r);
+    const float q = rl * inv_h;
+    if (q >= 1.0f || rl <= 1e-9f * h) return vec3(0.0f);
+    // dW/dr / r, from W(q): d/dq = 18q^2 - 12q (inner), -6 (1-q)^2 (outer); dq/dr = 1/h.
+    float dwdq;
+    if (q <= 0.5f) dwdq = q * (3.0f * q - 2.0f);
+    else {
+      const float d = 1.0f - q;
+      dwdq = -d * d;
+    }
+    return r * (kg * dwdq * inv_h / rl);
+  }
+};
+
+}  // namespace eddy

@@ -1,0 +1,271 @@
+#pragma once
+// Uniform neighbour grid with cell size = support radius, written once over
+// an executor (CpuExecutor, CudaExecutor).
+//
+// build():   keys = Z-order (Morton) code of each particle's cell, sorted with
+//            a stable radix sort (a counting sort per 8-bit digit); runs of
+//            equal keys are the occupied cells, found by a scan. Each cell
+//            stores the ids of its 27 neighbour cells, found by binary search
+//            in the sorted cell keys, so no hash table and no atomics are
+//            needed and the result is the same on every thread count.
+// find_neighbors(): CSR neighbour lists (count, scan, fill), all j != i with
+//            |x_i - x_j|^2 < h^2, in a fixed order (27 cells in order, cell
+//            contents in sorted order).
+//
+// The sorted order is exposed so that a solver can reorder all its particle
+// attributes by it every few steps (periodic Z-order reordering): afterwards
+// mark_reordered() makes the particle order the sorted order.
+//
+// Cell coordinates are clamped to [0, 2^21 - 1] per axis. Clamping is
+// monotone and never increases the distance between cells, so particles far
+// outside the occupied region still find every neighbour (they share edge
+// cells, which costs time, not correctness). Non-finite coordinates map to 0.
+#include <stdint.h>
+
+#include "eddy/core/reduce_ops.h"
+#include "eddy/core/vec.h"
+
+namespace eddy {
+
+struct NeighborView {
+  const uint32_t* offsets;  // (n + 1) x 1
+  const uint32_t* indices;  // offsets[n] x 1
+  EDDY_HD_INLINE uint32_t begin(uint32_t i) const { return offsets[i]; }
+  EDDY_HD_INLINE uint32_t end(uint32_t i) const { return offsets[i + 1]; }
+};
+
+namespace grid {
+
+constexpr uint32_t kMaxCoord = (1u << 21) - 1;
+constexpr uint32_t kNoCell = 0xffffffffu;
+
+EDDY_HD_INLINE uint64_t spread_bits(uint32_t v) {
+  uint64_t x = v & 0x1fffff;
+  x = (x | x << 32) & 0x1f00000000ffffull;
+  x = (x | x << 16) & 0x1f0000ff0000ffull;
+  x = (x | x << 8) & 0x100f00f00f00f00full;
+  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+  x = (x | x << 2) & 0x1249249249249249ull;
+  return x;
+}
+EDDY_HD_INLINE uint32_t compact_bits(uint64_t x) {
+  x &= 0x1249249249249249ull;
+  x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
+  x = (x ^ (x >> 4)) & 0x100f00f00f00f00full;
+  x = (x ^ (x >> 8)) & 0x1f0000ff0000ffull;
+  x = (x ^ (x >> 16)) & 0x1f00000000ffffull;
+  x = (x ^ (x >> 32)) & 0x1fffff;
+  return static_cast<uint32_t>(x);
+}
+EDDY_HD_INLINE uint64_t morton(uint32_t x, uint32_t y, uint32_t z) {
+  return spread_bits(x) | (spread_bits(y) << 1) | (spread_bits(z) << 2);
+}
+
+EDDY_HD_INLINE uint32_t cell_coord(float x, float origin, float inv_h) {
+  const float c = floorf((x - origin) * inv_h);
+  // fmaxf maps NaN to 0.
+  return static_cast<uint32_t>(fminf(fmaxf(c, 0.0f), static_cast<float>(kMaxCoord)));
+}
+
+// First index in sorted keys[0..n) whose key is >= k.
+EDDY_HD_INLINE uint32_t lower_bound(const uint64_t* keys, uint32_t n, uint64_t k) {
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) >> 1;
+    if (keys[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace grid
+
+template <class Exec>
+class NeighborGrid {
+ public:
+  template <class T>
+  using Vec = typename Exec::template Vector<T>;
+
+  explicit NeighborGrid(const Exec& ex) : ex_(ex) {}
+
+  void build(const Vec3f* x, uint32_t n, float h) {
+    n_ = n;
+    h_ = h;
+    const float inv_h = 1.0f / h;
+    ensure(keys_, n);
+    ensure(order_, n);
+    ensure(head_, n + 1);
+    ensure(cell_of_, n);
+    if (n == 0) {
+      cells_ = 0;
+      return;
+    }
+    // Bounds of the finite positions.
+    const Bounds3 b = ex_.reduce(
+        n, empty_bounds(),
+        [=] EDDY_HD(uint32_t i) {
+          const Vec3f p = x[i];
+          return is_finite(p) ? Bounds3{p, p} : empty_bounds();
+        },
+        BoundsOp{});
+    origin_ = b.lo.x <= b.hi.x ? b.lo : vec3(0.0f);
+    const Vec3f ext = b.lo.x <= b.hi.x ? (b.hi - b.lo) * inv_h : vec3(0.0f);
+    const float maxc = fminf(max_component(ext) + 1.0f, static_cast<float>(grid::kMaxCoord));
+    int bits = 0;
+    while (bits < 21 && static_cast<float>(1u << bits) <= maxc) ++bits;
+    key_bits_ = 3 * bits;
+
+    const Vec3f o = origin_;
+    uint64_t* keys = keys_.data();
+    uint32_t* order = order_.data();
+    ex_.for_each(n, [=] EDDY_HD(uint32_t i) {
+      const Vec3f p = x[i];
+      keys[i] = grid::morton(grid::cell_coord(p.x, o.x, inv_h), grid::cell_coord(p.y, o.y, inv_h),
+                             grid::cell_coord(p.z, o.z, inv_h));
+      order[i] = i;
+    });
+    ex_.sort_by_key(keys, order, n, key_bits_);
+
+    // Cells are the runs of equal keys: head flags, scanned to cell ids.
+    uint32_t* head = head_.data();
+    ex_.for_each(n, [=] EDDY_HD(uint32_t k) { head[k] = (k == 0 || keys[k] != keys[k - 1]) ? 1u : 0u; });
+    uint32_t* cell_of = cell_of_.data();
+    cells_ = ex_.exclusive_scan(head, cell_of, n);
+    // Exclusive scan counts the heads before k; a particle's cell is the
+    // last head at or before it.
+    ex_.for_each(n, [=] EDDY_HD(uint32_t k) { cell_of[k] = cell_of[k] + head[k] - 1u; });
+    ensure(cell_keys_, cells_);
+    ensure(cell_start_, cells_ + 1);
+    ensure(cell_nbr_, size_t(cells_) * 27);
+    uint64_t* cell_keys = cell_keys_.data();
+    uint32_t* cell_start = cell_start_.data();
+    const uint32_t ncells = cells_;
+    ex_.for_each(n + 1, [=] EDDY_HD(uint32_t k) {
+      if (k == n) {
+        cell_start[ncells] = n;
+      } else if (k == 0 || keys[k] != keys[k - 1]) {
+        cell_start[cell_of[k]] = k;
+        cell_keys[cell_of[k]] = keys[k];
+      }
+    });
+    uint32_t* cell_nbr = cell_nbr_.data();
+    ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+      const uint64_t key = cell_keys[c];
+      const int cx = static_cast<int>(grid::compact_bits(key));
+      const int cy = static_cast<int>(grid::compact_bits(key >> 1));
+      const int cz = static_cast<int>(grid::compact_bits(key >> 2));
+      int slot = 0;
+      for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx, ++slot) {
+            const int nx = cx + dx, ny = cy + dy, nz = cz + dz;
+            uint32_t id = grid::kNoCell;
+            if (nx >= 0 && ny >= 0 && nz >= 0 && nx <= int(grid::kMaxCoord) && ny <= int(grid::kMaxCoord) &&
+                nz <= int(grid::kMaxCoord)) {
+              const uint64_t nk = grid::morton(uint32_t(nx), uint32_t(ny), uint32_t(nz));
+              const uint32_t at = grid::lower_bound(cell_keys, ncells, nk);
+              if (at < ncells && cell_keys[at] == nk) id = at;
+            }
+            cell_nbr[size_t(c) * 27 + slot] = id;
+          }
+    });
+  }
+
+  // The attributes have been permuted by sorted_order(): particle i now sits
+  // at sorted position i.
+  void mark_reordered() {
+    uint32_t* order = order_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { order[k] = k; });
+  }
+
+  // Sorted position k -> particle index (n x 1).
+  const uint32_t* sorted_order() const { return order_.data(); }
+  uint32_t size() const { return n_; }
+  uint32_t cell_count() const { return cells_; }
+  float cell_size() const { return h_; }
+
+  // Neighbour lists of the positions x the grid was built on (or positions
+  // that moved less than the margin the caller accounts for).
+  void find_neighbors(const Vec3f* x) {
+    const uint32_t n = n_;
+    ensure(offsets_, n + 1);
+    if (n == 0) {
+      pairs_ = 0;
+      zero_first_offset();
+      return;
+    }
+    const float h2 = h_ * h_;
+    const uint32_t* order = order_.data();
+    const uint32_t* cell_of = cell_of_.data();
+    const uint32_t* cell_start = cell_start_.data();
+    const uint32_t* cell_nbr = cell_nbr_.data();
+    uint32_t* counts = offsets_.data();
+    ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
+      const uint32_t i = order[k];
+      const Vec3f xi = x[i];
+      const uint32_t* nb = cell_nbr + size_t(cell_of[k]) * 27;
+      uint32_t c = 0;
+      for (int s = 0; s < 27; ++s) {
+        const uint32_t cell = nb[s];
+        if (cell == grid::kNoCell) continue;
+        for (uint32_t q = cell_start[cell], e = cell_start[cell + 1]; q < e; ++q) {
+          const uint32_t j = order[q];
+          c += (j != i && length2(xi - x[j]) < h2) ? 1u : 0u;
+        }
+      }
+      counts[i] = c;
+    });
+    ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
+    pairs_ = ex_.exclusive_scan(counts, counts, n + 1);
+    if (indices_.size() < pairs_) indices_.resize(size_t(pairs_) + pairs_ / 4);  // headroom: rare regrowth
+    const uint32_t* offsets = offsets_.data();
+    uint32_t* indices = indices_.data();
+    ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
+      const uint32_t i = order[k];
+      const Vec3f xi = x[i];
+      const uint32_t* nb = cell_nbr + size_t(cell_of[k]) * 27;
+      uint32_t w = offsets[i];
+      for (int s = 0; s < 27; ++s) {
+        const uint32_t cell = nb[s];
+        if (cell == grid::kNoCell) continue;
+        for (uint32_t q = cell_start[cell], e = cell_start[cell + 1]; q < e; ++q) {
+          const uint32_t j = order[q];
+          if (j != i && length2(xi - x[j]) < h2) indices[w++] = j;
+        }
+      }
+    });
+  }
+
+  // Public: nvcc's extended lambdas need a public enclosing function.
+  void zero_first_offset() {
+    uint32_t* o = offsets_.data();
+    ex_.for_each(1, [=] EDDY_HD(uint32_t) { o[0] = 0; });
+  }
+
+  NeighborView neighbors() const { return {offsets_.data(), indices_.data()}; }
+  uint32_t pair_count() const { return pairs_; }
+
+  // Bytes held by the grid and the neighbour lists.
+  size_t memory_bytes() const {
+    return keys_.size() * 8 + order_.size() * 4 + head_.size() * 4 + cell_of_.size() * 4 + cell_keys_.size() * 8 +
+           cell_start_.size() * 4 + cell_nbr_.size() * 4 + offsets_.size() * 4 + indices_.size() * 4;
+  }
+
+ private:
+  template <class T>
+  static void ensure(Vec<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n + n / 8);
+  }
+  const Exec& ex_;
+  uint32_t n_ = 0, cells_ = 0, pairs_ = 0;
+  int key_bits_ = 0;
+  float h_ = 0;
+  Vec3f origin_{0, 0, 0};
+  Vec<uint64_t> keys_;
+  Vec<uint32_t> order_, head_, cell_of_;
+  Vec<uint64_t> cell_keys_;
+  Vec<uint32_t> cell_start_, cell_nbr_;
+  Vec<uint32_t> offsets_, indices_;
+};
+
+}  // namespace eddy

@@ -1,0 +1,116 @@
+#pragma once
+// Position based fluids (Macklin & Mueller 2013), the interface every backend
+// implements. The step itself is written once, in pbf_solver.h, over an
+// executor; core/src/pbf_cpu.cpp instantiates it on TBB, gpu/ on CUDA.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eddy/core/collider.h"
+#include "eddy/core/points.h"
+
+namespace eddy {
+
+enum class PbfKernel : int32_t {
+  Poly6Spiky = 0,  // poly6 density, spiky gradient: the paper's choice
+  CubicSpline = 1  // cubic spline for both: consistent gradient
+};
+
+struct PbfParams {
+  float rest_density = 1000.0f;     // kg/m^3, water
+  float kernel_scale = 2.0f;        // support radius h = kernel_scale * particle spacing (2 r)
+  PbfKernel kernel = PbfKernel::Poly6Spiky;
+  Vec3f gravity{0.0f, -9.81f, 0.0f};  // m/s^2
+
+  // Jacobi iterations: a fixed count (min = max), or until the mean density
+  // error (compression, in %) is below the target, between min and max.
+  int min_iterations = 2;
+  int max_iterations = 20;
+  float max_density_error = 1.0f;  // %, mean over the particles
+
+  // Relaxation epsilon of the lambda denominator (M&M eq. 11), as a fraction
+  // of the constraint-gradient norm sum |grad C|^2 of a particle with a full
+  // neighbourhood, so it means the same at every resolution.
+  float epsilon = 0.01f;
+
+  // Tensile correction s_corr = -k (W(r) / W(dq))^n (M&M eq. 13); k is in
+  // units of the lambda of a 100 % density violation of a full
+  // neighbourhood, so it is dimensionless and resolution independent.
+  float scorr_k = 0.1f;
+  float scorr_n = 4.0f;
+  float scorr_dq = 0.3f;  // |dq| as a fraction of h
+
+  float xsph = 0.01f;        // XSPH viscosity c (M&M eq. 17), in SPH-normalised form
+  float vorticity = 0.0f;    // vorticity confinement epsilon (M&M eq. 16), m/s
+  bool wall_density = true;  // colliders add the density of a rest-density half-space beyond them
+  int reorder_interval = 10; // Z-order reordering of all attributes every this many steps (0: never)
+  float max_cfl = 20.0f;     // abort when max speed * dt exceeds this many particle diameters
+};
+
+struct PbfStepStats {
+  int iterations = 0;                // corrections applied
+  float mean_density_error = 0.0f;   // %, final, compression only
+  float max_density_error = 0.0f;    // %, final
+  float max_speed = 0.0f;            // m/s after the step
+  uint32_t nonfinite = 0;            // particles with NaN/inf position or velocity
+  uint32_t neighbor_pairs = 0;       // directed pairs found this step
+};
+
+// Timings of the stages of the last step, seconds (for bench/).
+struct PbfStageTimes {
+  double predict = 0, neighbors = 0, solve = 0, velocity = 0;
+};
+
+class PbfSolver {
+ public:
+  virtual ~PbfSolver() = default;
+  virtual const char* backend() const = 0;
+  const PbfParams& params() const { return params_; }
+
+  // Takes the particles as the state: P, v and every other attribute (carried
+  // through the Z-order reordering). points.radius must be > 0.
+  virtual void load(const Points& points) = 0;
+  virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
+  // One substep of dt seconds; `time` is the simulation time at its start
+  // (moving colliders are placed at it).
+  virtual PbfStepStats step(float dt, float time) = 0;
+  // Writes the state back: every loaded attribute plus `density` (kg/m^3).
+  virtual void store(Points& out) const = 0;
+  virtual std::size_t size() const = 0;
+  virtual std::size_t memory_bytes() const = 0;
+  virtual PbfStageTimes stage_times() const = 0;
+  // Mass of one particle (kg), from the rest density and the lattice.
+  virtual float particle_mass() const = 0;
+
+ protected:
+  explicit PbfSolver(const PbfParams& p) : params_(p) {}
+  PbfParams params_;
+};
+
+// Checks parameter ranges; throws eddy::Error naming the parameter.
+void validate(const PbfParams& p);
+
+std::unique_ptr<PbfSolver> make_pbf_solver_cpu(const PbfParams& p, int threads = 0);
+
+// Progress of a frame: substep (1-based) of substeps, iterations of that substep.
+using SubstepProgress = std::function<void(int substep, int substeps, const PbfStepStats&)>;
+
+struct PbfFrameStats {
+  int substeps = 0;
+  float mean_iterations = 0;
+  float mean_density_error = 0;  // %, mean over the substeps
+  float max_density_error = 0;   // %, max over the substeps
+  float max_speed = 0;           // m/s, max over the substeps
+  float max_cfl = 0;             // max speed * dt / particle diameter
+};
+
+// Advances one frame of frame_dt seconds in `substeps` equal substeps,
+// starting at simulation time `time`. Throws eddy::Error naming `frame` when
+// the simulation becomes unstable (non-finite values, or a speed beyond the
+// max_cfl bound).
+PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt, int substeps, int frame,
+                                float particle_radius, const SubstepProgress& progress = {});
+
+}  // namespace eddy

@@ -1,0 +1,485 @@
+#pragma once
+// The PBF step, written once over an executor (see cpu_executor.h for the
+// contract). Included only by the files that instantiate it:
+// core/src/pbf_cpu.cpp (TBB) and gpu/src/pbf_cuda.cu (CUDA).
+//
+// step(dt) reads like the algorithm of Macklin & Mueller 2013, Algorithm 1:
+//   predict            v += dt g, x* = x + dt v                      (lines 1-4)
+//   find neighbours    grid on x*, periodic Z-order reordering        (lines 5-7)
+//   solve              Jacobi iterations of lambda, dp, collisions    (lines 8-19)
+//   update velocity    v = (x* - x) / dt, wall friction/restitution   (line 21)
+//   non-pressure       vorticity confinement, XSPH viscosity          (line 22)
+//   commit             x = x*                                          (line 23)
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "eddy/core/collider.h"
+#include "eddy/core/error.h"
+#include "eddy/core/kernels.h"
+#include "eddy/core/neighbor_grid.h"
+#include "eddy/core/pbf.h"
+#include "eddy/core/points.h"
+#include "eddy/core/reduce_ops.h"
+
+namespace eddy {
+
+// Constants derived once from the parameters and the particle radius,
+// captured by value in every loop.
+struct PbfConstants {
+  float r = 0;          // particle radius, m
+  float h = 0;          // support radius, m
+  float mass = 0;       // kg per particle
+  float inv_rho0 = 0;   // 1 / rest density
+  float volume0 = 0;    // mass / rest density, m^3
+  float eps_abs = 0;    // epsilon in 1/m^2
+  float scorr_scale = 0;    // k / sum|grad C|^2, m^2
+  float scorr_inv_wdq = 0;  // 1 / W(dq)
+  float scorr_n = 4;
+  int kernel = 0;       // PbfKernel
+  int wall_density = 1;
+  int wall_samples = 0;     // wall table resolution
+  float wall_inv_step = 0;  // samples per metre of wall distance
+};
+
+// Density kernel (poly6 or cubic) and gradient kernel (spiky or cubic).
+struct PbfKernels {
+  Poly6 poly6;
+  Spiky spiky;
+  CubicSpline cubic;
+  int kind;
+  EDDY_HD_INLINE explicit PbfKernels(float h, int k) : poly6(h), spiky(h), cubic(h), kind(k) {}
+  EDDY_HD_INLINE float W(float r2) const { return kind == 0 ? poly6.W(r2) : cubic.W(r2); }
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
+};
+
+// Wall density of a rest-density half-space at distance d beyond a collider
+// surface, psi(d) = int_{z > d} 2 pi int_z^h W(s) s ds dz, tabulated with its
+// derivative -G(d) (a planar approximation of Koschier & Bender 2017's
+// density maps). Linear interpolation; psi(d >= h) = 0.
+EDDY_HD_INLINE void wall_lookup(const float* table, const PbfConstants& c, float d, float* psi, float* dpsi) {
+  const float u = fminf(fmaxf(d, 0.0f) * c.wall_inv_step, float(c.wall_samples - 1));
+  const int i = int(u) < c.wall_samples - 2 ? int(u) : c.wall_samples - 2;
+  const float t = u - float(i);
+  *psi = table[2 * i] * (1 - t) + table[2 * i + 2] * t;
+  *dpsi = table[2 * i + 1] * (1 - t) + table[2 * i + 3] * t;
+}
+
+// Carried attribute: raw 4-byte words, `comps` per particle.
+template <class Exec>
+struct PbfCarried {
+  std::string name;
+  AttribType type;
+  int comps;
+  typename Exec::template Vector<uint32_t> words;
+};
+
+struct PbfReduceStats {
+  float err_sum, err_max;
+  EDDY_HD_INLINE PbfReduceStats operator+(const PbfReduceStats& o) const {
+    return {err_sum + o.err_sum, fmaxf(err_max, o.err_max)};
+  }
+};
+struct PbfSpeedStats {
+  float speed2_max;
+  uint32_t nonfinite;
+  EDDY_HD_INLINE PbfSpeedStats operator+(const PbfSpeedStats& o) const {
+    return {fmaxf(speed2_max, o.speed2_max), nonfinite + o.nonfinite};
+  }
+};
+
+// Sums over a cubic lattice of spacing s around the origin, within h: the
+// calibration of a full neighbourhood.
+struct LatticeSums {
+  double w_sum;      // sum_j W(x_j), origin included
+  double grad2_sum;  // sum_{j != 0} |grad W(x_j)|^2
+};
+LatticeSums pbf_lattice_sums(float spacing, float h, PbfKernel kernel);
+// The wall table for wall_lookup: samples (psi, dpsi) pairs.
+std::vector<float> pbf_wall_table(float h, PbfKernel kernel, int samples);
+PbfConstants pbf_constants(const PbfParams& p, float radius);
+
+template <class Exec>
+class PbfSolverT final : public PbfSolver {
+ public:
+  template <class T>
+  using Vec = typename Exec::template Vector<T>;
+  using Clock = std::chrono::steady_clock;
+
+  PbfSolverT(const PbfParams& p, Exec ex) : PbfSolver(p), ex_(std::move(ex)), grid_(ex_) { validate(p); }
+
+  const char* backend() const override { return Exec::backend_name; }
+  std::size_t size() const override { return n_; }
+  float particle_mass() const override { return c_.mass; }
+  PbfStageTimes stage_times() const override { return times_; }
+
+  void load(const Points& pts) override {
+    if (!(pts.radius > 0.0f)) throw Error("PBF: particles have no radius (points.radius must be > 0)");
+    if (pts.size() > 0xfffffff0u) throw Error("PBF: too many particles for 32-bit indices");
+    n_ = static_cast<uint32_t>(pts.size());
+    c_ = pbf_constants(params_, pts.radius);
+    const std::vector<float> table = pbf_wall_table(c_.h, params_.kernel, c_.wall_samples);
+    ex_.upload(wall_table_, table.data(), table.size());
+    ex_.upload(x_, pts.P(), n_);
+    ex_.upload(v_, pts.v(), n_);
+    for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_grad_, &tmp3_}) buf->resize(n_);
+    for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
+    carried_.clear();
+    std::vector<uint32_t> words;
+    for (const auto& a : pts.attributes()) {
+      if (a.name == "P" || a.name == "v" || a.name == "density") continue;
+      PbfCarried<Exec> c{a.name, a.type, a.type == AttribType::Vec3 ? 3 : 1, {}};
+      words.resize(size_t(n_) * c.comps);
+      if (n_) std::memcpy(words.data(), pts.data(a), words.size() * 4);
+      ex_.upload(c.words, words.data(), words.size());
+      carried_.push_back(std::move(c));
+    }
+    tmpw_.resize(n_ * 3u);
+    steps_ = 0;
+    // Density of the loaded state, so store() right after load() is meaningful.
+    if (n_) {
+      grid_.build(x_.data(), n_, c_.h);
+      grid_.find_neighbors(x_.data());
+      compute_density(x_.data(), 0.0f, /*with_lambda=*/false);
+    }
+  }
+
+  void set_colliders(const std::vector<Collider>& cs) override {
+    ncoll_ = static_cast<uint32_t>(cs.size());
+    ex_.upload(colliders_, cs.data(), cs.size());
+  }
+
+  void store(Points& out) const override {
+    out = Points(n_);
+    out.radius = c_.r;
+    ex_.download(x_, out.P(), n_);
+    ex_.download(v_, out.v(), n_);
+    std::vector<uint32_t> words;
+    for (const auto& c : carried_) {
+      out.add(c.name, c.type);
+      words.resize(size_t(n_) * c.comps);
+      ex_.download(c.words, words.data(), words.size());
+      if (n_) std::memcpy(out.data(*out.find(c.name)), words.data(), words.size() * 4);
+    }
+    out.add("density", AttribType::Float);
+    ex_.download(density_, out.get_float("density"), n_);
+  }
+
+  std::size_t memory_bytes() const override {
+    size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
+                wall_grad_.size() + tmp3_.size()) * sizeof(Vec3f) +
+               (lambda_.size() + density_.size() + tmp1_.size() + tmpw_.size()) * 4;
+    for (const auto& c : carried_) b += c.words.size() * 4;
+    return b + grid_.memory_bytes();
+  }
+
+  PbfStepStats step(float dt, float time) override {
+    PbfStepStats s;
+    if (n_ == 0) return s;
+    const auto t0 = Clock::now();
+    predict(dt);
+    const auto t1 = Clock::now();
+    find_neighbors();
+    const auto t2 = Clock::now();
+    solve(time + dt, s);
+    const auto t3 = Clock::now();
+    update_velocity(dt, time + dt);
+    if (params_.vorticity > 0.0f || params_.xsph > 0.0f) non_pressure_forces(dt);
+    commit(s);
+    const auto t4 = Clock::now();
+    times_ = {secs(t0, t1), secs(t1, t2), secs(t2, t3), secs(t3, t4)};
+    s.neighbor_pairs = grid_.pair_count();
+    ++steps_;
+    return s;
+  }
+
+  // ---- stages (public: nvcc's extended lambdas need public enclosing functions)
+
+  // (x, v) => (v = v + dt g, x* = x + dt v)
+  void predict(float dt) {
+    Vec3f* x = x_.data();
+    Vec3f* v = v_.data();
+    Vec3f* xp = xp_.data();
+    const Vec3f g = params_.gravity;
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      const Vec3f vi = v[i] + g * dt;
+      v[i] = vi;
+      xp[i] = x[i] + vi * dt;
+    });
+  }
+
+  // x* => grid, neighbour lists; every reorder_interval steps all attributes
+  // are permuted into the grid's Z-order.
+  void find_neighbors() {
+    grid_.build(xp_.data(), n_, c_.h);
+    if (params_.reorder_interval > 0 && steps_ % params_.reorder_interval == 0) {
+      reorder();
+      grid_.mark_reordered();
+    }
+    grid_.find_neighbors(xp_.data());
+  }
+
+  void reorder() {
+    const uint32_t* order = grid_.sorted_order();
+    for (Vec<Vec3f>* buf : {&x_, &v_, &xp_}) {
+      const Vec3f* src = buf->data();
+      Vec3f* dst = tmp3_.data();
+      ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { dst[k] = src[order[k]]; });
+      std::swap(*buf, tmp3_);
+    }
+    for (auto& c : carried_) {
+      if (tmpw_.size() < c.words.size()) tmpw_.resize(c.words.size());
+      const uint32_t* src = c.words.data();
+      uint32_t* dst = tmpw_.data();
+      const int m = c.comps;
+      ex_.for_each(n_, [=] EDDY_HD(uint32_t k) {
+        for (int q = 0; q < m; ++q) dst[size_t(k) * m + q] = src[size_t(order[k]) * m + q];
+      });
+      std::swap(c.words, tmpw_);
+    }
+  }
+
+  // Jacobi iterations until the mean density error target, within
+  // [min_iterations, max_iterations].
+  void solve(float t_end, PbfStepStats& s) {
+    collide(xp_.data(), t_end);
+    for (int it = 0;; ++it) {
+      const PbfReduceStats e = compute_density(xp_.data(), t_end, /*with_lambda=*/true);
+      s.mean_density_error = 100.0f * e.err_sum / float(n_);
+      s.max_density_error = 100.0f * e.err_max;
+      s.iterations = it;
+      if (it >= params_.max_iterations) break;
+      if (it >= params_.min_iterations && s.mean_density_error <= params_.max_density_error) break;
+      compute_delta();
+      apply_delta(t_end);
+    }
+  }
+
+  // x* => density, lambda (M&M eq. 1, 8-11); returns the compression error.
+  PbfReduceStats compute_density(const Vec3f* xp, float t, bool with_lambda) {
+    const PbfConstants c = c_;
+    const PbfKernels K(c.h, c.kernel);
+    const NeighborView nb = grid_.neighbors();
+    const Collider* cols = colliders_.data();
+    const uint32_t ncoll = c.wall_density ? ncoll_ : 0;
+    const float* table = wall_table_.data();
+    float* density = density_.data();
+    float* lambda = lambda_.data();
+    float* err = tmp1_.data();
+    Vec3f* wall_grad = wall_grad_.data();
+    const float w0 = K.W(0.0f);
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      const Vec3f xi = xp[i];
+      float wsum = w0;
+      Vec3f gi = vec3(0.0f);  // sum_j grad W_ij
+      float g2 = 0.0f;        // sum_j |grad W_ij|^2
+      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+        const Vec3f r = xi - xp[nb.indices[q]];
+        wsum += K.W(length2(r));
+        if (with_lambda) {
+          const Vec3f g = K.grad(r);
+          gi += g;
+          g2 += length2(g);
+        }
+      }
+      // density / rho0, from the particles and the walls
+      float rel = wsum * c.mass * c.inv_rho0;
+      Vec3f wg = vec3(0.0f);
+      for (uint32_t k = 0; k < ncoll; ++k) {
+        SdfSample walls[3];
+        const int nw = collider_walls(cols[k], xi, t, walls);
+        for (int w = 0; w < nw; ++w) {
+          if (walls[w].distance >= c.h) continue;
+          float psi, dpsi;
+          wall_lookup(table, c, walls[w].distance, &psi, &dpsi);
+          rel += psi;
+          wg += walls[w].normal * dpsi;
+        }
+      }
+      density[i] = rel / c.inv_rho0;
+      const float C = fmaxf(rel - 1.0f, 0.0f);
+      err[i] = C;
+      if (with_lambda) {
+        wall_grad[i] = wg;
+        const Vec3f grad_i = gi * c.volume0 + wg;  // grad_{x_i} C_i
+        const float denom = length2(grad_i) + g2 * c.volume0 * c.volume0 + c.eps_abs;
+        lambda[i] = -C / denom;
+      }
+    });
+    return ex_.reduce(
+        n_, PbfReduceStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return PbfReduceStats{err[i], err[i]}; },
+        SumOp{});
+  }
+
+  // lambda => dp_i = V0 sum_j (lambda_i + lambda_j + s_corr) grad W_ij + lambda_i grad(wall)  (M&M eq. 12, 14)
+  void compute_delta() {
+    const PbfConstants c = c_;
+    const PbfKernels K(c.h, c.kernel);
+    const NeighborView nb = grid_.neighbors();
+    const Vec3f* xp = xp_.data();
+    const float* lambda = lambda_.data();
+    const Vec3f* wall_grad = wall_grad_.data();
+    Vec3f* dp = dp_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      const Vec3f xi = xp[i];
+      const float li = lambda[i];
+      Vec3f d = vec3(0.0f);
+      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+        const uint32_t j = nb.indices[q];
+        const Vec3f r = xi - xp[j];
+        float scorr = 0.0f;
+        if (c.scorr_scale > 0.0f) {
+          const float ratio = K.W(length2(r)) * c.scorr_inv_wdq;
+          scorr = -c.scorr_scale * powf(ratio, c.scorr_n);
+        }
+        d += K.grad(r) * (li + lambda[j] + scorr);
+      }
+      dp[i] = d * c.volume0 + wall_grad[i] * li;
+    });
+  }
+
+  void apply_delta(float t) {
+    Vec3f* xp = xp_.data();
+    const Vec3f* dp = dp_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { xp[i] += dp[i]; });
+    collide(xp, t);
+  }
+
+  // Projects positions out of the colliders to a particle radius from the surface.
+  void collide(Vec3f* xp, float t) {
+    if (ncoll_ == 0) return;
+    const Collider* cols = colliders_.data();
+    const uint32_t ncoll = ncoll_;
+    const float r = c_.r;
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      Vec3f p = xp[i];
+      // A few passes: pushing out of one face of a container can leave the
+      // particle too close to another (edges, corners).
+      for (int pass = 0; pass < 3; ++pass) {
+        bool moved = false;
+        for (uint32_t k = 0; k < ncoll; ++k) {
+          const SdfSample sd = collider_sdf(cols[k], p, t);
+          if (sd.distance < r) {
+            p += sd.normal * (r - sd.distance);
+            moved = true;
+          }
+        }
+        if (!moved) break;
+      }
+      xp[i] = p;
+    });
+  }
+
+  // (x, x*, v_pre) => v = (x* - x)/dt, then at walls: restitution on the
+  // normal approach speed and Coulomb friction on the tangential speed, with
+  // the normal velocity change as the impulse (Bridson et al. 2002).
+  void update_velocity(float dt, float t) {
+    const Vec3f* x = x_.data();
+    const Vec3f* xp = xp_.data();
+    Vec3f* v = v_.data();
+    const Collider* cols = colliders_.data();
+    const uint32_t ncoll = ncoll_;
+    const float band = 1.5f * c_.r;
+    const float inv_dt = 1.0f / dt;
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      const Vec3f pre = v[i];
+      Vec3f vn = (xp[i] - x[i]) * inv_dt;
+      for (uint32_t k = 0; k < ncoll; ++k) {
+        const Collider& col = cols[k];
+        const SdfSample sd = collider_sdf(col, xp[i], t);
+        if (sd.distance >= band) continue;
+        const Vec3f rel = vn - col.velocity;
+        const float un_pre = dot(pre - col.velocity, sd.normal);
+        float un = dot(rel, sd.normal);
+        if (un_pre < 0.0f) un = fmaxf(un, -col.restitution * un_pre);
+        const Vec3f ut = rel - sd.normal * dot(rel, sd.normal);
+        const float impulse = fmaxf(un - un_pre, 0.0f);
+        const float ut_len = length(ut);
+        const float keep = ut_len > 0.0f ? fmaxf(0.0f, 1.0f - col.friction * impulse / ut_len) : 0.0f;
+        vn = col.velocity + ut * keep + sd.normal * un;
+      }
+      v[i] = vn;
+    });
+  }
+
+  // Vorticity confinement (M&M eq. 15-16) and XSPH viscosity (eq. 17), both
+  // gathered from the neighbours' velocities of this step.
+  void non_pressure_forces(float dt) {
+    const PbfConstants c = c_;
+    const PbfKernels K(c.h, c.kernel);
+    const NeighborView nb = grid_.neighbors();
+    const Vec3f* xp = xp_.data();
+    const Vec3f* v = v_.data();
+    const float* density = density_.data();
+    Vec3f* v_new = v_new_.data();
+    Vec3f* omega = omega_.data();
+    const float cx = params_.xsph;
+    const bool vort = params_.vorticity > 0.0f;
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      const Vec3f xi = xp[i], vi = v[i];
+      Vec3f dv = vec3(0.0f), w = vec3(0.0f);
+      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+        const uint32_t j = nb.indices[q];
+        const Vec3f r = xi - xp[j];
+        const Vec3f vij = v[j] - vi;
+        const float Vj = c.mass / density[j];
+        dv += vij * (Vj * K.W(length2(r)));
+        if (vort) w += cross(K.grad(r), vij) * Vj;
+      }
+      v_new[i] = vi + dv * cx;
+      omega[i] = w;
+    });
+    if (vort) {
+      const float eps = params_.vorticity;
+      Vec3f* vout = v_.data();
+      ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+        const Vec3f xi = xp[i];
+        const float wi = length(omega[i]);
+        Vec3f eta = vec3(0.0f);
+        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+          const uint32_t j = nb.indices[q];
+          eta += K.grad(xi - xp[j]) * ((length(omega[j]) - wi) * c.mass / density[j]);
+        }
+        const Vec3f N = normalize_or(eta, vec3(0.0f));
+        vout[i] = v_new[i] + cross(N, omega[i]) * (eps * dt);
+      });
+    } else {
+      std::swap(v_, v_new_);
+    }
+  }
+
+  // x = x*; statistics of the committed state.
+  void commit(PbfStepStats& s) {
+    std::swap(x_, xp_);
+    const Vec3f* x = x_.data();
+    const Vec3f* v = v_.data();
+    const PbfSpeedStats st = ex_.reduce(
+        n_, PbfSpeedStats{0.0f, 0u},
+        [=] EDDY_HD(uint32_t i) {
+          const bool ok = is_finite(x[i]) && is_finite(v[i]);
+          return PbfSpeedStats{ok ? length2(v[i]) : 0.0f, ok ? 0u : 1u};
+        },
+        SumOp{});
+    s.max_speed = sqrtf(st.speed2_max);
+    s.nonfinite = st.nonfinite;
+  }
+
+ private:
+  static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+  Exec ex_;
+  NeighborGrid<Exec> grid_;
+  PbfConstants c_;
+  uint32_t n_ = 0, ncoll_ = 0;
+  uint64_t steps_ = 0;
+  Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_grad_, tmp3_;
+  Vec<float> lambda_, density_, tmp1_;
+  Vec<uint32_t> tmpw_;
+  Vec<Collider> colliders_;
+  Vec<float> wall_table_;
+  std::vector<PbfCarried<Exec>> carried_;
+  PbfStageTimes times_;
+};
+
+}  // namespace eddy

@@ -1,0 +1,143 @@
+// Backend-independent parts of the PBF solver: parameter checks, the
+// constants calibrated on a full lattice neighbourhood, the wall table, and
+// the frame driver with its instability checks.
+#include <cmath>
+#include <sstream>
+
+#include "eddy/core/error.h"
+#include "eddy/core/kernels.h"
+#include "eddy/core/pbf_solver.h"
+
+namespace eddy {
+
+namespace {
+void require(bool ok, const char* name, const std::string& what) {
+  if (!ok) throw Error(std::string("PBF parameter '") + name + "': " + what);
+}
+
+double kernel_W(PbfKernel k, float h, float r2) {
+  return k == PbfKernel::Poly6Spiky ? Poly6(h).W(r2) : CubicSpline(h).W(r2);
+}
+}  // namespace
+
+void validate(const PbfParams& p) {
+  require(p.rest_density > 0, "rest_density", "must be > 0 kg/m^3");
+  require(p.kernel_scale >= 1.0f && p.kernel_scale <= 4.0f, "kernel_scale", "must be in [1, 4] particle spacings");
+  require(p.min_iterations >= 0, "min_iterations", "must be >= 0");
+  require(p.max_iterations >= p.min_iterations, "max_iterations", "must be >= min_iterations");
+  require(p.max_iterations <= 1000, "max_iterations", "must be <= 1000");
+  require(p.max_density_error >= 0, "max_density_error", "must be >= 0 %");
+  require(p.epsilon >= 0, "epsilon", "must be >= 0");
+  require(p.scorr_k >= 0, "scorr_k", "must be >= 0");
+  require(p.scorr_n >= 1, "scorr_n", "must be >= 1");
+  require(p.scorr_dq > 0 && p.scorr_dq < 1, "scorr_dq", "must be in (0, 1) of h");
+  require(p.xsph >= 0 && p.xsph <= 1, "xsph", "must be in [0, 1]");
+  require(p.vorticity >= 0, "vorticity", "must be >= 0");
+  require(p.reorder_interval >= 0, "reorder_interval", "must be >= 0");
+  require(p.max_cfl > 0, "max_cfl", "must be > 0");
+}
+
+LatticeSums pbf_lattice_sums(float s, float h, PbfKernel kernel) {
+  LatticeSums out{0.0, 0.0};
+  const int m = static_cast<int>(std::ceil(h / s));
+  const Spiky spiky(h);
+  const CubicSpline cubic(h);
+  for (int i = -m; i <= m; ++i)
+    for (int j = -m; j <= m; ++j)
+      for (int k = -m; k <= m; ++k) {
+        const Vec3f r = vec3(float(i) * s, float(j) * s, float(k) * s);
+        const float r2 = length2(r);
+        if (r2 >= h * h) continue;
+        out.w_sum += kernel_W(kernel, h, r2);
+        if (i == 0 && j == 0 && k == 0) continue;
+        const Vec3f g = kernel == PbfKernel::Poly6Spiky ? spiky.grad(r) : cubic.grad(r);
+        out.grad2_sum += double(length2(g));
+      }
+  return out;
+}
+
+std::vector<float> pbf_wall_table(float h, PbfKernel kernel, int samples) {
+  // G(z) = 2 pi int_z^h W(s) s ds and psi(d) = int_d^h G(z) dz, by the
+  // trapezoid rule on a fine grid, integrated from h downwards.
+  const int fine = 4096;
+  const double dz = double(h) / fine;
+  std::vector<double> G(fine + 1, 0.0), psi(fine + 1, 0.0);
+  for (int k = fine - 1; k >= 0; --k) {
+    const double z0 = k * dz, z1 = (k + 1) * dz;
+    const double f0 = kernel_W(kernel, h, float(z0 * z0)) * z0, f1 = kernel_W(kernel, h, float(z1 * z1)) * z1;
+    G[k] = G[k + 1] + 2.0 * M_PI * 0.5 * (f0 + f1) * dz;
+    psi[k] = psi[k + 1] + 0.5 * (G[k] + G[k + 1]) * dz;
+  }
+  std::vector<float> table(size_t(samples) * 2);
+  for (int s = 0; s < samples; ++s) {
+    const double d = double(h) * s / (samples - 1);
+    const double u = d / dz;
+    const int k = std::min(fine - 1, int(u));
+    const double t = u - k;
+    table[2 * s] = float(psi[k] * (1 - t) + psi[k + 1] * t);
+    table[2 * s + 1] = float(-(G[k] * (1 - t) + G[k + 1] * t));
+  }
+  return table;
+}
+
+PbfConstants pbf_constants(const PbfParams& p, float radius) {
+  PbfConstants c;
+  c.r = radius;
+  const float spacing = 2.0f * radius;
+  c.h = p.kernel_scale * spacing;
+  c.kernel = static_cast<int>(p.kernel);
+  const LatticeSums ls = pbf_lattice_sums(spacing, c.h, p.kernel);
+  // A particle inside a lattice of spacing 2r is at rest density exactly.
+  c.mass = static_cast<float>(p.rest_density / ls.w_sum);
+  c.inv_rho0 = 1.0f / p.rest_density;
+  c.volume0 = static_cast<float>(1.0 / ls.w_sum);
+  const double grad_norm = double(c.volume0) * c.volume0 * ls.grad2_sum;  // sum |grad C|^2, 1/m^2
+  c.eps_abs = static_cast<float>(p.epsilon * grad_norm);
+  c.scorr_scale = static_cast<float>(p.scorr_k / grad_norm);
+  c.scorr_n = p.scorr_n;
+  const float dq = p.scorr_dq * c.h;
+  c.scorr_inv_wdq = static_cast<float>(1.0 / kernel_W(p.kernel, c.h, dq * dq));
+  c.wall_density = p.wall_density ? 1 : 0;
+  c.wall_samples = 65;
+  c.wall_inv_step = float(c.wall_samples - 1) / c.h;
+  return c;
+}
+
+PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt, int substeps, int frame,
+                                float particle_radius, const SubstepProgress& progress) {
+  if (substeps < 1) throw Error("PBF: substeps must be >= 1");
+  PbfFrameStats f;
+  const float dt = static_cast<float>(frame_dt / substeps);
+  const float diameter = 2.0f * particle_radius;
+  double iter_sum = 0, err_sum = 0;
+  for (int s = 1; s <= substeps; ++s) {
+    const PbfStepStats st = solver.step(dt, static_cast<float>(time + (s - 1) * double(dt)));
+    const float cfl = st.max_speed * dt / diameter;
+    if (st.nonfinite > 0) {
+      std::ostringstream m;
+      m << "simulation became unstable at frame " << frame << " (substep " << s << " of " << substeps
+        << "): " << st.nonfinite << " particle(s) with a non-finite position or velocity";
+      throw Error(m.str());
+    }
+    if (cfl > solver.params().max_cfl) {
+      std::ostringstream m;
+      m << "simulation became unstable at frame " << frame << " (substep " << s << " of " << substeps
+        << "): max speed " << st.max_speed << " m/s moves particles " << cfl
+        << " diameters per substep, beyond the CFL bound max_cfl = " << solver.params().max_cfl
+        << "; raise substeps or check the forces";
+      throw Error(m.str());
+    }
+    f.substeps = s;
+    iter_sum += st.iterations;
+    err_sum += st.mean_density_error;
+    f.max_density_error = std::max(f.max_density_error, st.max_density_error);
+    f.max_speed = std::max(f.max_speed, st.max_speed);
+    f.max_cfl = std::max(f.max_cfl, cfl);
+    if (progress) progress(s, substeps, st);
+  }
+  f.mean_iterations = static_cast<float>(iter_sum / substeps);
+  f.mean_density_error = static_cast<float>(err_sum / substeps);
+  return f;
+}
+
+}  // namespace eddy

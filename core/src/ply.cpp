@@ -1,0 +1,228 @@
+#include "eddy/core/ply.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+
+namespace eddy {
+
+namespace {
+
+struct Column {
+  const Points::Attribute* attr;
+  int comp;  // component of a vec3, or 0
+};
+
+std::vector<const Points::Attribute*> chosen(const Points& p, const std::vector<std::string>& names) {
+  std::vector<const Points::Attribute*> out;
+  out.push_back(p.find("P"));
+  out.push_back(p.find("v"));
+  const bool all = std::find(names.begin(), names.end(), "*") != names.end();
+  if (all) {
+    for (const auto& a : p.attributes())
+      if (a.name != "P" && a.name != "v") out.push_back(&a);
+    return out;
+  }
+  for (const auto& n : names) {
+    if (n == "P" || n == "v") continue;
+    const auto* a = p.find(n);
+    if (!a) throw Error("cannot write attribute '" + n + "': the points have no such attribute");
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string encode_ply_points(const Points& p, const std::vector<std::string>& names) {
+  const auto attrs = chosen(p, names);
+  std::ostringstream h;
+  h << "ply\nformat binary_little_endian 1.0\ncomment written by eddy\n";
+  h << "comment eddy radius " << p.radius << "\n";
+  h << "element vertex " << p.size() << "\n";
+  std::vector<Column> cols;
+  for (const auto* a : attrs) {
+    if (a->type == AttribType::Vec3) {
+      const char* suffix[3] = {"_x", "_y", "_z"};
+      for (int c = 0; c < 3; ++c) {
+        std::string name = a->name == "P" ? std::string(1, "xyz"[c])
+                           : a->name == "v" ? "v" + std::string(1, "xyz"[c])
+                                            : a->name + suffix[c];
+        h << "property float " << name << "\n";
+        cols.push_back({a, c});
+      }
+    } else {
+      h << "property " << (a->type == AttribType::Int ? "int " : "float ") << a->name << "\n";
+      cols.push_back({a, 0});
+    }
+  }
+  h << "end_header\n";
+  std::string out = h.str();
+  const std::size_t header = out.size();
+  out.resize(header + p.size() * cols.size() * 4);
+  char* w = out.data() + header;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (const auto& c : cols) {
+      const char* base = static_cast<const char*>(p.data(*c.attr));
+      std::memcpy(w, base + i * attrib_size(c.attr->type) + 4 * c.comp, 4);  // x86/ARM: little-endian
+      w += 4;
+    }
+  return out;
+}
+
+void write_ply_points(const std::string& path, const Points& p, const std::vector<std::string>& names) {
+  write_file_atomic(path, encode_ply_points(p, names));
+}
+
+namespace {
+
+struct Prop {
+  std::string name, type;
+  std::size_t size;
+};
+
+std::size_t type_size(const std::string& t) {
+  if (t == "char" || t == "uchar" || t == "int8" || t == "uint8") return 1;
+  if (t == "short" || t == "ushort" || t == "int16" || t == "uint16") return 2;
+  if (t == "int" || t == "uint" || t == "float" || t == "int32" || t == "uint32" || t == "float32") return 4;
+  if (t == "double" || t == "float64") return 8;
+  return 0;
+}
+
+double read_scalar(const char* p, const std::string& t) {
+  auto get = [&](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return double(v);
+  };
+  if (t == "char" || t == "int8") return get(int8_t{});
+  if (t == "uchar" || t == "uint8") return get(uint8_t{});
+  if (t == "short" || t == "int16") return get(int16_t{});
+  if (t == "ushort" || t == "uint16") return get(uint16_t{});
+  if (t == "int" || t == "int32") return get(int32_t{});
+  if (t == "uint" || t == "uint32") return get(uint32_t{});
+  if (t == "float" || t == "float32") return get(float{});
+  return get(double{});
+}
+
+bool is_int_type(const std::string& t) { return t != "float" && t != "float32" && t != "double" && t != "float64"; }
+
+}  // namespace
+
+Points decode_ply_points(const std::string& data, const std::string& src) {
+  auto fail = [&](const std::string& m) -> Points { throw Error(src + ": not a readable PLY point cloud: " + m); };
+  if (data.compare(0, 4, "ply\n") != 0 && data.compare(0, 5, "ply\r\n") != 0) return fail("missing 'ply' magic");
+  const std::size_t end = data.find("end_header");
+  if (end == std::string::npos) return fail("no end_header");
+  std::size_t body = data.find('\n', end);
+  if (body == std::string::npos) return fail("truncated header");
+  ++body;
+  std::istringstream hs(data.substr(0, end));
+  std::string line, format;
+  std::size_t count = 0;
+  bool in_vertex = false, seen_vertex = false;
+  float radius = 0;
+  std::vector<Prop> props;
+  std::size_t before_bytes = 0;  // bytes of elements preceding "vertex" (binary)
+  while (std::getline(hs, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::istringstream ls(line);
+    std::string kw;
+    ls >> kw;
+    if (kw == "format") ls >> format;
+    else if (kw == "comment") {
+      std::string a, b;
+      ls >> a >> b;
+      if (a == "eddy" && b == "radius") ls >> radius;
+    } else if (kw == "element") {
+      std::string name;
+      std::size_t n = 0;
+      ls >> name >> n;
+      in_vertex = name == "vertex";
+      if (in_vertex) {
+        if (seen_vertex) return fail("two vertex elements");
+        seen_vertex = true;
+        count = n;
+      } else if (!seen_vertex && n > 0) {
+        return fail("elements before 'vertex' are not supported");
+      }
+    } else if (kw == "property" && in_vertex) {
+      std::string t, name;
+      ls >> t;
+      if (t == "list") return fail("list properties on vertices are not supported");
+      ls >> name;
+      const std::size_t sz = type_size(t);
+      if (!sz) return fail("unknown property type '" + t + "'");
+      props.push_back({name, t, sz});
+    }
+  }
+  (void)before_bytes;
+  if (!seen_vertex) return fail("no vertex element");
+  if (format != "binary_little_endian" && format != "ascii")
+    return fail("format '" + format + "' (binary_little_endian and ascii are read)");
+  auto index_of = [&](const std::string& n) -> int {
+    for (std::size_t i = 0; i < props.size(); ++i)
+      if (props[i].name == n) return int(i);
+    return -1;
+  };
+  if (index_of("x") < 0 || index_of("y") < 0 || index_of("z") < 0) return fail("vertices have no x, y, z");
+  std::size_t stride = 0;
+  std::vector<std::size_t> offset;
+  for (const auto& p : props) {
+    offset.push_back(stride);
+    stride += p.size;
+  }
+  if (format == "binary_little_endian") {
+    if (count > (data.size() - body) / std::max<std::size_t>(stride, 1))
+      return fail("file is truncated: header declares " + std::to_string(count) + " vertices of " +
+                  std::to_string(stride) + " bytes, " + std::to_string(data.size() - body) + " bytes follow");
+  }
+  // Map properties to attributes: x y z -> P, vx vy vz -> v, NAME_x/_y/_z -> vec3 NAME, else scalar.
+  Points pts(count);
+  pts.radius = radius;
+  struct Target {
+    std::string attr;
+    int comp;
+    AttribType type;
+  };
+  std::vector<Target> target(props.size());
+  for (std::size_t i = 0; i < props.size(); ++i) {
+    const std::string& n = props[i].name;
+    if (n == "x" || n == "y" || n == "z") target[i] = {"P", n[0] - 'x', AttribType::Vec3};
+    else if (n == "vx" || n == "vy" || n == "vz") target[i] = {"v", n[1] - 'x', AttribType::Vec3};
+    else if (n.size() > 2 && n[n.size() - 2] == '_' && (n.back() == 'x' || n.back() == 'y' || n.back() == 'z') &&
+             index_of(n.substr(0, n.size() - 1) + "x") >= 0 && index_of(n.substr(0, n.size() - 1) + "y") >= 0 &&
+             index_of(n.substr(0, n.size() - 1) + "z") >= 0)
+      target[i] = {n.substr(0, n.size() - 2), n.back() - 'x', AttribType::Vec3};
+    else target[i] = {n, 0, is_int_type(props[i].type) ? AttribType::Int : AttribType::Float};
+    pts.add(target[i].attr, target[i].type);
+  }
+  std::vector<void*> dst(props.size());
+  for (std::size_t i = 0; i < props.size(); ++i) dst[i] = pts.data(*pts.find(target[i].attr));
+  auto put = [&](std::size_t v, std::size_t i, double value) {
+    const Target& t = target[i];
+    if (t.type == AttribType::Vec3) reinterpret_cast<float*>(static_cast<Vec3f*>(dst[i]) + v)[t.comp] = float(value);
+    else if (t.type == AttribType::Int) static_cast<int32_t*>(dst[i])[v] = int32_t(value);
+    else static_cast<float*>(dst[i])[v] = float(value);
+  };
+  if (format == "binary_little_endian") {
+    const char* b = data.data() + body;
+    for (std::size_t v = 0; v < count; ++v)
+      for (std::size_t i = 0; i < props.size(); ++i) put(v, i, read_scalar(b + v * stride + offset[i], props[i].type));
+  } else {
+    std::istringstream bs(data.substr(body));
+    for (std::size_t v = 0; v < count; ++v)
+      for (std::size_t i = 0; i < props.size(); ++i) {
+        double value;
+        if (!(bs >> value)) return fail("vertex " + std::to_string(v) + " is incomplete or not a number");
+        put(v, i, value);
+      }
+  }
+  return pts;
+}
+
+Points read_ply_points(const std::string& path) { return decode_ply_points(read_file(path, "PLY file"), path); }
+
+}  // namespace eddy

@@ -1,0 +1,22 @@
+#pragma once
+// The CUDA backend. Built from gpu/src/*.cu when nvcc is found; otherwise
+// from gpu/src/stub.cpp, whose factories throw "built without CUDA".
+#include <memory>
+#include <string>
+
+#include "eddy/core/pbf.h"
+
+namespace eddy::gpu {
+
+// True when this build compiled the CUDA kernels.
+bool built_with_cuda();
+// Number of usable CUDA devices (0 without CUDA, without a driver or a GPU).
+int device_count();
+// "NAME (sm_XY, N MiB)" of device 0, or why there is none.
+std::string device_description();
+
+// The PBF step of core/pbf_solver.h on the CUDA executor. Throws eddy::Error
+// when built without CUDA or when no device is present.
+std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams& p);
+
+}  // namespace eddy::gpu

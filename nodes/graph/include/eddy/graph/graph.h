@@ -1,0 +1,72 @@
+#pragma once
+// The graph model and its JSON format (docs/graph-format.md). Loading
+// validates everything and names the offending place, e.g.
+//   nodes[3] ("solver").params.iterations: expected an integer >= 1, got -2
+#include <array>
+#include <string>
+#include <vector>
+
+#include "eddy/graph/registry.h"
+#include "eddy/graph/spec.h"
+
+namespace eddy {
+
+constexpr const char* kGraphFormat = "eddy-graph";
+constexpr int kGraphVersion = 1;
+
+struct GraphNode {
+  std::string id;
+  std::string type;
+  ParamSet params;  // complete: defaults filled in
+  std::array<double, 2> position{0, 0};  // editor canvas position
+};
+
+struct Link {
+  std::string from_node, from_socket;  // an output
+  std::string to_node, to_socket;      // an input
+};
+
+struct Graph {
+  int frame_start = 1, frame_end = 1;
+  double fps = 24.0;
+  std::vector<GraphNode> nodes;
+  std::vector<Link> links;
+  std::string source;  // the file it came from, or "" (messages, relative input paths)
+
+  const GraphNode* find(std::string_view id) const;
+  GraphNode* find(std::string_view id);
+  int index_of(std::string_view id) const;
+  // Links into `node`.`socket`, in link order.
+  std::vector<const Link*> links_into(std::string_view node, std::string_view socket) const;
+  // Nodes no link starts from: what `eddy run` cooks.
+  std::vector<std::string> terminal_nodes() const;
+  // Node ids in an order where every node follows its inputs.
+  std::vector<std::string> topological_order() const;
+};
+
+// Parses and validates graph JSON text; `source` names it in messages.
+Graph parse_graph(const std::string& text, const Registry& registry, const std::string& source);
+// Reads, parses and validates a graph file.
+Graph load_graph(const std::string& path, const Registry& registry);
+// Validates a graph built in code (types, parameters, links, cycles, range).
+void validate_graph(const Graph& g, const Registry& registry);
+
+std::string graph_to_json(const Graph& g, const Registry& registry);
+// Writes the graph to a temporary name and renames it into place.
+void save_graph(const Graph& g, const Registry& registry, const std::string& path);
+
+// Applies "NODE.PARAM=VALUE" (VALUE as in JSON, or bare text for strings and
+// "x,y,z" for vectors), validated like the file's own values.
+void apply_override(Graph& g, const Registry& registry, const std::string& assignment);
+
+// Converts a JSON-text value to a parameter of `spec`; throws eddy::Error
+// starting with `where`.
+ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where);
+
+}  // namespace eddy
+
+namespace eddy {
+// The node catalog (every spec: sockets, parameters with defaults, ranges,
+// units, docs, enum items) as JSON, for the editor and `eddy nodes --json`.
+std::string catalog_json(const Registry& registry);
+}  // namespace eddy

@@ -1,0 +1,102 @@
+#pragma once
+// Node: a thin adapter over core/ or surfacing/. cook() reads parameters and
+// inputs from its CookContext and sets its outputs.
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eddy/core/vec.h"
+#include "eddy/graph/spec.h"
+#include "eddy/graph/value.h"
+
+namespace eddy {
+
+using Outputs = std::map<std::string, Value, std::less<>>;
+
+class CookEngine;
+
+class CookContext {
+ public:
+  const std::string& node_id() const { return node_id_; }
+  const NodeSpec& spec() const { return *spec_; }
+  // "node 'solver' (PBFSolver)", the prefix of this node's messages.
+  std::string where() const;
+
+  int frame() const { return frame_; }
+  int start_frame() const { return start_; }
+  int end_frame() const { return end_; }
+  double fps() const { return fps_; }
+  // Simulation time at this frame, seconds since the start frame.
+  double time() const { return (frame_ - start_) / fps_; }
+
+  bool param_bool(std::string_view name) const;
+  int64_t param_int(std::string_view name) const;
+  double param_float(std::string_view name) const;
+  Vec3d param_vec3(std::string_view name) const;
+  Vec3f param_vec3f(std::string_view name) const;
+  const std::string& param_string(std::string_view name) const;  // String, Path and Enum
+  int param_enum(std::string_view name) const;                   // index into the spec's items
+  const ParamSet& params() const { return *params_; }
+
+  // Number of links into an input socket (0 or 1, or any for multi inputs).
+  std::size_t input_count(std::string_view socket) const;
+  const Value& input_value(std::string_view socket, std::size_t index = 0) const;
+  template <class T>
+  std::shared_ptr<const T> input(std::string_view socket, std::size_t index = 0) const {
+    try {
+      return input_value(socket, index).as<T>();
+    } catch (const Error& e) {
+      throw Error("input '" + std::string(socket) + "': " + e.what());
+    }
+  }
+
+  void set_output(std::string_view socket, Value v);
+  template <class T>
+  void output(std::string_view socket, T&& value) {
+    set_output(socket, Value::make(std::forward<T>(value)));
+  }
+  template <class T>
+  void output_shared(std::string_view socket, std::shared_ptr<const T> value) {
+    set_output(socket, Value::of<T>(std::move(value)));
+  }
+
+  // Stateful nodes: the node's own outputs at frame() - 1; null at the start frame.
+  const Outputs* previous() const { return previous_; }
+
+  // A path parameter made concrete: $F / $F2..$F9 frame tokens and $OS (node
+  // id) expanded; a relative path resolves under the output folder.
+  std::string output_path(const std::string& pattern) const;
+  // A path to read: relative paths resolve against the graph file's folder.
+  std::string input_path(const std::string& path) const;
+
+  // Progress within this node's cook (0..1) with a short message.
+  void progress(double fraction, const std::string& message) const;
+  // A line of the node's per-frame report (e.g. solver statistics).
+  void info(const std::string& message) const;
+  // Throws eddy::Cancelled when the cook has been cancelled.
+  void check_cancel() const;
+  int threads() const { return threads_; }
+
+ private:
+  friend class CookEngine;
+  std::string node_id_;
+  const NodeSpec* spec_ = nullptr;
+  const ParamSet* params_ = nullptr;
+  int frame_ = 1, start_ = 1, end_ = 1, threads_ = 0;
+  double fps_ = 24.0;
+  std::map<std::string, std::vector<Value>, std::less<>> inputs_;
+  Outputs* outputs_ = nullptr;
+  const Outputs* previous_ = nullptr;
+  const CookEngine* engine_ = nullptr;
+};
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual void cook(CookContext& ctx) = 0;
+};
+
+}  // namespace eddy

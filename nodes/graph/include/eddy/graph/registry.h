@@ -1,0 +1,53 @@
+#pragma once
+// The registry of node types, filled by node-library plug-ins: shared
+// libraries exporting
+//   extern "C" int  eddy_plugin_abi();               // == EDDY_PLUGIN_ABI
+//   extern "C" void eddy_register_nodes(eddy::Registry&);
+// The built-in library is loaded the same way as a third party's.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eddy/graph/spec.h"
+
+#define EDDY_PLUGIN_ABI 1
+
+namespace eddy {
+
+class Registry {
+ public:
+  Registry() = default;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Throws eddy::Error when the type is already registered or the spec is malformed.
+  void add(NodeSpec spec);
+  const NodeSpec* find(std::string_view type) const;
+  // Every spec, ordered by category then type.
+  std::vector<const NodeSpec*> all() const;
+  // The registered type closest to `type` (edit distance), or "".
+  std::string closest(std::string_view type) const;
+
+  // Loads one plug-in file; throws eddy::Error naming the file on failure.
+  // Loading the same file twice is a no-op.
+  void load_plugin(const std::string& path);
+  // Plug-ins from EDDY_PLUGIN_PATH (':'-separated files or folders), then the
+  // install's own plug-in folders next to `exe_path` (../plugins,
+  // ../lib/eddy/plugins). Returns the number of files loaded.
+  int load_default_plugins(const std::string& exe_path);
+  const std::vector<std::string>& plugins() const { return plugins_; }
+
+ private:
+  std::map<std::string, NodeSpec, std::less<>> specs_;
+  std::map<std::string, std::string, std::less<>> origin_;  // type -> plug-in that registered it
+  std::vector<std::string> plugins_;
+  std::string loading_;  // plug-in being loaded, for messages
+};
+
+}  // namespace eddy
+
+extern "C" {
+typedef int (*eddy_plugin_abi_fn)();
+typedef void (*eddy_register_nodes_fn)(eddy::Registry&);
+}

@@ -1,0 +1,73 @@
+#pragma once
+// Values flowing between nodes: immutable, shared, type-erased behind a type
+// name. A node that changes data copies first (copy-on-write), so cached
+// outputs stay valid. Plug-ins add types by specialising ValueTraits.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eddy/core/collider.h"
+#include "eddy/core/error.h"
+#include "eddy/core/points.h"
+
+namespace eddy {
+
+// A set of collider shapes (the "colliders" socket type).
+struct Colliders {
+  std::vector<Collider> shapes;
+};
+
+template <class T>
+struct ValueTraits;  // static const char* name(); static size_t bytes(const T&);
+
+template <>
+struct ValueTraits<Points> {
+  static const char* name() { return "points"; }
+  static std::size_t bytes(const Points& p) { return p.memory_bytes(); }
+};
+template <>
+struct ValueTraits<Colliders> {
+  static const char* name() { return "colliders"; }
+  static std::size_t bytes(const Colliders& c) { return c.shapes.size() * sizeof(Collider); }
+};
+
+class Value {
+ public:
+  Value() = default;
+
+  template <class T>
+  static Value of(std::shared_ptr<const T> p) {
+    Value v;
+    v.type_ = ValueTraits<T>::name();
+    v.bytes_ = p ? ValueTraits<T>::bytes(*p) : 0;
+    v.data_ = std::move(p);
+    return v;
+  }
+  template <class T>
+  static Value make(T&& t) {
+    using U = std::decay_t<T>;
+    return of<U>(std::make_shared<const U>(std::forward<T>(t)));
+  }
+
+  bool empty() const { return !data_; }
+  const std::string& type() const { return type_; }
+  std::size_t bytes() const { return bytes_; }
+
+  // The value as T; throws eddy::Error when it holds another type.
+  template <class T>
+  std::shared_ptr<const T> as() const {
+    if (type_ != ValueTraits<T>::name())
+      throw Error(std::string("expected a value of type '") + ValueTraits<T>::name() + "', got '" +
+                  (type_.empty() ? "nothing" : type_) + "'");
+    return std::static_pointer_cast<const T>(data_);
+  }
+  const void* identity() const { return data_.get(); }
+
+ private:
+  std::string type_;
+  std::size_t bytes_ = 0;
+  std::shared_ptr<const void> data_;
+};
+
+}  // namespace eddy

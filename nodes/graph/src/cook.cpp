@@ -1,0 +1,192 @@
+#include "eddy/graph/cook.h"
+
+#include <filesystem>
+
+#include "eddy/graph/util.h"
+
+namespace eddy {
+
+namespace fs = std::filesystem;
+
+CookEngine::CookEngine(const Registry& registry, Graph graph, CookOptions options)
+    : registry_(registry), options_(std::move(options)) {
+  set_graph(std::move(graph));
+}
+
+CookEngine::~CookEngine() = default;
+
+void CookEngine::set_graph(Graph graph) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  validate_graph(graph, registry_);
+  graph_ = std::move(graph);
+  sig_memo_.clear();
+  for (auto it = instances_.begin(); it != instances_.end();) {
+    const GraphNode* n = graph_.find(it->first);
+    if (!n || n->type != instance_type_[it->first]) {
+      instance_type_.erase(it->first);
+      it = instances_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::string CookEngine::graph_dir() const {
+  if (graph_.source.empty()) return fs::current_path().string();
+  return fs::absolute(fs::path(graph_.source)).parent_path().string();
+}
+
+int CookEngine::clamp_frame(const NodeSpec& spec, int frame) const {
+  return spec.stateful ? std::max(frame, graph_.frame_start) : frame;
+}
+
+uint64_t CookEngine::signature(const std::string& node, int frame) {
+  const GraphNode* gn = graph_.find(node);
+  EDDY_DEMAND(gn != nullptr);
+  const NodeSpec& spec = *registry_.find(gn->type);
+  frame = clamp_frame(spec, frame);
+  if (auto it = sig_memo_.find({node, frame}); it != sig_memo_.end()) return it->second;
+
+  auto own = [&](int f, uint64_t previous) {
+    Hasher h;
+    h.str(gn->type).str(node);
+    for (const auto& [name, value] : gn->params) h.str(name).str(to_display(value));
+    if (spec.time_dependent || spec.stateful) h.pod(f);
+    for (const auto& s : spec.inputs)
+      for (const Link* l : graph_.links_into(node, s.name)) h.str(s.name).pod(signature(l->from_node, f)).str(l->from_socket);
+    if (spec.stateful && f > graph_.frame_start) h.pod(previous);
+    return h.h;
+  };
+  if (!spec.stateful) return sig_memo_[{node, frame}] = own(frame, 0);
+  // Stateful: the chain from the latest memoised frame up, without recursion.
+  int k = frame;
+  while (k > graph_.frame_start && !sig_memo_.count({node, k - 1})) --k;
+  uint64_t prev = k > graph_.frame_start ? sig_memo_[{node, k - 1}] : 0;
+  for (int f = k; f <= frame; ++f) prev = sig_memo_[{node, f}] = own(f, prev);
+  return prev;
+}
+
+std::shared_ptr<const Outputs> CookEngine::lookup(const std::string& node, uint64_t sig) {
+  auto it = cache_.find({node, sig});
+  if (it == cache_.end()) return nullptr;
+  it->second.last_use = ++clock_;
+  return it->second.outputs;
+}
+
+void CookEngine::store(const std::string& node, uint64_t sig, std::shared_ptr<const Outputs> out) {
+  std::size_t bytes = 0;
+  for (const auto& [k, v] : *out) bytes += v.bytes();
+  auto& e = cache_[{node, sig}];
+  cache_used_ -= e.bytes;
+  e = Entry{std::move(out), bytes, ++clock_};
+  cache_used_ += bytes;
+  evict();
+}
+
+void CookEngine::evict() {
+  while (cache_used_ > options_.cache_bytes && cache_.size() > 1) {
+    auto victim = cache_.begin();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if (it->second.last_use < victim->second.last_use) victim = it;
+    cache_used_ -= victim->second.bytes;
+    cache_.erase(victim);
+  }
+}
+
+bool CookEngine::is_cached(const std::string& node, int frame) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (!graph_.find(node)) return false;
+  return cache_.count({node, signature(node, frame)}) > 0;
+}
+
+std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int frame) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const GraphNode* gn = graph_.find(node);
+  if (!gn) throw Error("no node '" + node + "' in the graph");
+  const NodeSpec& spec = *registry_.find(gn->type);
+  frame = clamp_frame(spec, frame);
+  const uint64_t sig = signature(node, frame);
+  if (auto hit = lookup(node, sig)) {
+    if (observer_) observer_->node_cached(node, frame);
+    return hit;
+  }
+  if (!spec.stateful) return cook_once(*gn, spec, frame, nullptr, sig);
+  // Resume from the latest cached frame of this node, or from the start.
+  int k = frame;
+  std::shared_ptr<const Outputs> prev;
+  while (k > graph_.frame_start) {
+    if ((prev = lookup(node, signature(node, k - 1)))) break;
+    --k;
+  }
+  for (int f = k; f <= frame; ++f) prev = cook_once(*gn, spec, f, prev.get(), signature(node, f));
+  return prev;
+}
+
+std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const NodeSpec& spec, int frame,
+                                                     const Outputs* previous, uint64_t sig) {
+  if (cancel_) throw Cancelled();
+  CookContext ctx;
+  ctx.node_id_ = gn.id;
+  ctx.spec_ = &spec;
+  ctx.params_ = &gn.params;
+  ctx.frame_ = frame;
+  ctx.start_ = graph_.frame_start;
+  ctx.end_ = graph_.frame_end;
+  ctx.fps_ = graph_.fps;
+  ctx.threads_ = options_.threads;
+  ctx.engine_ = this;
+  ctx.previous_ = previous;
+  // Inputs first: upstream failures surface as the upstream node's error.
+  for (const auto& s : spec.inputs)
+    for (const Link* l : graph_.links_into(gn.id, s.name)) {
+      auto up = cook(l->from_node, frame);
+      auto it = up->find(l->from_socket);
+      if (it == up->end())
+        throw NodeError(l->from_node, frame, "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
+      ctx.inputs_[s.name].push_back(it->second);
+    }
+  auto out = std::make_shared<Outputs>();
+  ctx.outputs_ = out.get();
+  auto& inst = instances_[gn.id];
+  if (!inst || instance_type_[gn.id] != gn.type) {
+    inst = spec.factory();
+    instance_type_[gn.id] = gn.type;
+  }
+  if (observer_) observer_->node_started(gn.id, frame);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    inst->cook(ctx);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const NodeError&) {
+    throw;
+  } catch (const Error& e) {
+    throw NodeError(gn.id, frame, ctx.where() + ", frame " + std::to_string(frame) + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw NodeError(gn.id, frame, ctx.where() + ", frame " + std::to_string(frame) + ": out of memory");
+  } catch (const std::exception& e) {
+    throw NodeError(gn.id, frame,
+                    ctx.where() + ", frame " + std::to_string(frame) + ": internal error: " + e.what());
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& s : spec.outputs)
+    if (!out->count(s.name))
+      throw NodeError(gn.id, frame, ctx.where() + ", frame " + std::to_string(frame) + ": set no output '" + s.name + "'");
+  std::size_t bytes = 0;
+  for (const auto& [k, v] : *out) bytes += v.bytes();
+  auto& st = stats_[gn.id];
+  st.cooks += 1;
+  st.seconds += secs;
+  st.peak_bytes = std::max(st.peak_bytes, bytes);
+  std::shared_ptr<const Outputs> result = out;
+  store(gn.id, sig, result);
+  if (observer_) observer_->node_finished(gn.id, frame, secs, bytes);
+  return result;
+}
+
+void CookEngine::cook_frame(int frame) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  for (const auto& id : graph_.terminal_nodes()) cook(id, frame);
+}
+
+}  // namespace eddy

@@ -1,0 +1,568 @@
+// The graph file format, version 1 (docs/graph-format.md): parsing,
+// validation with messages that name the place, and writing.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "eddy/core/error.h"
+#include "eddy/graph/graph.h"
+#include "eddy/graph/util.h"
+
+namespace eddy {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Graph queries
+// ---------------------------------------------------------------------------
+
+const GraphNode* Graph::find(std::string_view id) const {
+  for (const auto& n : nodes)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+GraphNode* Graph::find(std::string_view id) {
+  for (auto& n : nodes)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+int Graph::index_of(std::string_view id) const {
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+std::vector<const Link*> Graph::links_into(std::string_view node, std::string_view socket) const {
+  std::vector<const Link*> out;
+  for (const auto& l : links)
+    if (l.to_node == node && l.to_socket == socket) out.push_back(&l);
+  return out;
+}
+std::vector<std::string> Graph::terminal_nodes() const {
+  std::set<std::string, std::less<>> feeds;
+  for (const auto& l : links) feeds.insert(l.from_node);
+  std::vector<std::string> out;
+  for (const auto& n : nodes)
+    if (!feeds.count(n.id)) out.push_back(n.id);
+  return out;
+}
+std::vector<std::string> Graph::topological_order() const {
+  std::map<std::string, int, std::less<>> state;  // 0 new, 1 visiting, 2 done
+  std::vector<std::string> order;
+  std::function<void(const std::string&)> visit = [&](const std::string& id) {
+    int& s = state[id];
+    if (s == 2) return;
+    if (s == 1) throw Error("links: the graph has a cycle through node '" + id + "'");
+    s = 1;
+    for (const auto& l : links)
+      if (l.to_node == id) visit(l.from_node);
+    state[id] = 2;
+    order.push_back(id);
+  };
+  for (const auto& n : nodes) visit(n.id);
+  return order;
+}
+
+// ---------------------------------------------------------------------------
+// Parameter values
+// ---------------------------------------------------------------------------
+
+namespace {
+
+std::string shown(const json& j) {
+  std::string s = j.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::string num(double d) {
+  std::ostringstream s;
+  s.precision(10);
+  s << d;
+  return s.str();
+}
+
+// "an integer >= 1", "a number in [0, 1] (m)"
+std::string expectation(const ParamSpec& p, const char* what) {
+  std::string s = what;
+  if (p.min && p.max) s += " in [" + num(*p.min) + ", " + num(*p.max) + "]";
+  else if (p.min) s += " >= " + num(*p.min);
+  else if (p.max) s += " <= " + num(*p.max);
+  if (!p.unit.empty()) s += " (" + p.unit + ")";
+  return s;
+}
+
+bool in_range(const ParamSpec& p, double v) {
+  return std::isfinite(v) && (!p.min || v >= *p.min) && (!p.max || v <= *p.max);
+}
+
+ParamValue param_from_json(const ParamSpec& p, const json& j, const std::string& where) {
+  auto fail = [&](const std::string& expected) -> ParamValue {
+    throw Error(where + ": expected " + expected + ", got " + shown(j));
+  };
+  switch (p.type) {
+    case ParamType::Bool:
+      if (!j.is_boolean()) return fail("true or false");
+      return j.get<bool>();
+    case ParamType::Int: {
+      if (!j.is_number_integer()) {
+        if (j.is_number_float() && std::floor(j.get<double>()) == j.get<double>() && std::isfinite(j.get<double>()))
+          ; // 4.0 is an integer written as a float: accepted
+        else
+          return fail(expectation(p, "an integer"));
+      }
+      const double d = j.get<double>();
+      if (!in_range(p, d)) return fail(expectation(p, "an integer"));
+      return static_cast<int64_t>(std::llround(d));
+    }
+    case ParamType::Float: {
+      if (!j.is_number()) return fail(expectation(p, "a number"));
+      const double d = j.get<double>();
+      if (!in_range(p, d)) return fail(expectation(p, "a number"));
+      return d;
+    }
+    case ParamType::Vec3: {
+      if (!j.is_array() || j.size() != 3 || !j[0].is_number() || !j[1].is_number() || !j[2].is_number())
+        return fail(expectation(p, "a vector [x, y, z] of numbers"));
+      Vec3d v{j[0].get<double>(), j[1].get<double>(), j[2].get<double>()};
+      for (double c : v)
+        if (!in_range(p, c)) return fail(expectation(p, "a vector [x, y, z] with components"));
+      return v;
+    }
+    case ParamType::String:
+    case ParamType::Path:
+      if (!j.is_string()) return fail("a string");
+      return j.get<std::string>();
+    case ParamType::Enum: {
+      std::string items;
+      for (const auto& it : p.items) items += (items.empty() ? "" : ", ") + it;
+      if (!j.is_string()) return fail("one of " + items);
+      const auto s = j.get<std::string>();
+      if (std::find(p.items.begin(), p.items.end(), s) == p.items.end()) {
+        const std::string near = closest_match(s, p.items);
+        throw Error(where + ": expected one of " + items + ", got \"" + s + "\"" +
+                    (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      }
+      return s;
+    }
+  }
+  return fail("?");
+}
+
+json param_to_json(const ParamValue& v) {
+  struct V {
+    json operator()(bool b) const { return b; }
+    json operator()(int64_t i) const { return i; }
+    json operator()(double d) const { return d; }
+    json operator()(const Vec3d& a) const { return json::array({a[0], a[1], a[2]}); }
+    json operator()(const std::string& s) const { return s; }
+  };
+  return std::visit(V{}, v);
+}
+
+std::string node_where(const Graph& g, std::size_t i) {
+  return "nodes[" + std::to_string(i) + "] (\"" + g.nodes[i].id + "\")";
+}
+
+std::string list_names(const std::vector<SocketSpec>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x.name;
+  return out.empty() ? "none" : out;
+}
+
+// "node.socket" -> (node, socket)
+std::pair<std::string, std::string> split_endpoint(const json& j, const std::string& where) {
+  if (!j.is_string()) throw Error(where + ": expected \"node.socket\", got " + shown(j));
+  const auto s = j.get<std::string>();
+  const auto dot = s.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == s.size())
+    throw Error(where + ": expected \"node.socket\", got \"" + s + "\"");
+  return {s.substr(0, dot), s.substr(dot + 1)};
+}
+
+std::pair<int, int> line_col(const std::string& text, std::size_t byte) {
+  int line = 1, col = 1;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+bool valid_id(const std::string& id) {
+  if (id.empty()) return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  return true;
+}
+
+}  // namespace
+
+ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error&) {
+    // Bare text: a string, or "x,y,z" for a vector.
+    if (spec.type == ParamType::Vec3 && std::count(text.begin(), text.end(), ',') == 2) {
+      try {
+        j = json::parse("[" + text + "]");
+      } catch (const json::parse_error&) {
+        j = text;
+      }
+    } else {
+      j = text;
+    }
+  }
+  if ((spec.type == ParamType::String || spec.type == ParamType::Path || spec.type == ParamType::Enum) &&
+      !j.is_string())
+    j = text;
+  return param_from_json(spec, j, where);
+}
+
+// ---------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------
+
+void validate_graph(const Graph& g, const Registry& reg) {
+  if (!(g.fps > 0) || !std::isfinite(g.fps)) throw Error("fps: expected a number > 0, got " + num(g.fps));
+  if (g.frame_end < g.frame_start)
+    throw Error("frame_range: end " + std::to_string(g.frame_end) + " is before start " +
+                std::to_string(g.frame_start) + " (the range holds no frame)");
+  std::map<std::string, std::size_t, std::less<>> index;
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    const std::string w = node_where(g, i);
+    if (!valid_id(n.id))
+      throw Error("nodes[" + std::to_string(i) + "].id: expected a name of letters, digits, '_' or '-', got \"" +
+                  n.id + "\"");
+    if (auto it = index.find(n.id); it != index.end())
+      throw Error("nodes[" + std::to_string(i) + "].id: duplicate node id \"" + n.id + "\" (first used by nodes[" +
+                  std::to_string(it->second) + "])");
+    index.emplace(n.id, i);
+    ids.push_back(n.id);
+    const NodeSpec* spec = reg.find(n.type);
+    if (!spec) {
+      const std::string near = reg.closest(n.type);
+      throw Error(w + ".type: unknown node type \"" + n.type + "\"" +
+                  (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)");
+    }
+    for (const auto& [name, value] : n.params) {
+      const ParamSpec* p = spec->find_param(name);
+      if (!p) {
+        std::vector<std::string> names;
+        for (const auto& q : spec->params) names.push_back(q.name);
+        const std::string near = closest_match(name, names);
+        throw Error(w + ".params." + name + ": unknown parameter of " + n.type +
+                    (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      }
+      // Re-validate values set in code (the file path validated them already).
+      param_from_json(*p, param_to_json(value), w + ".params." + name);
+    }
+    for (const auto& p : spec->params)
+      if (!n.params.count(p.name)) throw Error(w + ".params." + p.name + ": missing (internal: defaults not filled)");
+  }
+  std::map<std::pair<std::string, std::string>, std::size_t> filled;
+  for (std::size_t k = 0; k < g.links.size(); ++k) {
+    const auto& l = g.links[k];
+    const std::string w = "links[" + std::to_string(k) + "]";
+    auto node_of = [&](const std::string& id, const char* end) -> const GraphNode& {
+      auto it = index.find(id);
+      if (it == index.end()) {
+        const std::string near = closest_match(id, ids);
+        throw Error(w + "." + end + ": no node \"" + id + "\"" +
+                    (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      }
+      return g.nodes[it->second];
+    };
+    const GraphNode& a = node_of(l.from_node, "from");
+    const GraphNode& b = node_of(l.to_node, "to");
+    const NodeSpec* sa = reg.find(a.type);
+    const NodeSpec* sb = reg.find(b.type);
+    const SocketSpec* out = sa->find_output(l.from_socket);
+    if (!out) {
+      std::vector<std::string> names;
+      for (const auto& s : sa->outputs) names.push_back(s.name);
+      const std::string near = closest_match(l.from_socket, names);
+      throw Error(w + ".from: " + a.type + " \"" + a.id + "\" has no output \"" + l.from_socket + "\"" +
+                  (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (outputs: " + list_names(sa->outputs) +
+                  ")");
+    }
+    const SocketSpec* in = sb->find_input(l.to_socket);
+    if (!in) {
+      std::vector<std::string> names;
+      for (const auto& s : sb->inputs) names.push_back(s.name);
+      const std::string near = closest_match(l.to_socket, names);
+      throw Error(w + ".to: " + b.type + " \"" + b.id + "\" has no input \"" + l.to_socket + "\"" +
+                  (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (inputs: " + list_names(sb->inputs) +
+                  ")");
+    }
+    if (out->type != in->type)
+      throw Error(w + ": cannot connect \"" + a.id + "." + out->name + "\" (" + out->type + ") to \"" + b.id + "." +
+                  in->name + "\" (" + in->type + ")");
+    auto key = std::make_pair(b.id, in->name);
+    if (auto it = filled.find(key); it != filled.end() && !in->multi)
+      throw Error(w + ".to: input \"" + b.id + "." + in->name + "\" already has a link (links[" +
+                  std::to_string(it->second) + "]) and takes only one");
+    filled.emplace(key, k);
+  }
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const NodeSpec* spec = reg.find(g.nodes[i].type);
+    for (const auto& s : spec->inputs)
+      if (!s.optional && !filled.count({g.nodes[i].id, s.name}))
+        throw Error(node_where(g, i) + ": required input \"" + s.name + "\" (" + s.type + ") is not connected");
+  }
+  // Cycles: name the nodes on it.
+  {
+    std::map<std::string, int, std::less<>> state;
+    std::vector<std::string> stack;
+    std::function<void(const std::string&)> visit = [&](const std::string& id) {
+      state[id] = 1;
+      stack.push_back(id);
+      for (const auto& l : g.links) {
+        if (l.from_node != id) continue;
+        const int s = state[l.to_node];
+        if (s == 1) {
+          std::string path;
+          auto it = std::find(stack.begin(), stack.end(), l.to_node);
+          for (; it != stack.end(); ++it) path += *it + " -> ";
+          throw Error("links: the graph has a cycle: " + path + l.to_node);
+        }
+        if (s == 0) visit(l.to_node);
+      }
+      stack.pop_back();
+      state[id] = 2;
+    };
+    for (const auto& n : g.nodes)
+      if (state[n.id] == 0) visit(n.id);
+  }
+  // Node-specific checks (memory, path patterns) last: everything they read is valid.
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const NodeSpec* spec = reg.find(g.nodes[i].type);
+    if (spec->check) spec->check(g.nodes[i].params, CheckContext{g.frame_start, g.frame_end, node_where(g, i)});
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------
+
+Graph parse_graph(const std::string& text, const Registry& reg, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
+    std::string msg = e.what();
+    // nlohmann: "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
+    if (auto p = msg.find("syntax error"); p != std::string::npos) msg = msg.substr(p);
+    throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + msg);
+  }
+  auto where = [&](const std::string& w) { return source + ": " + w; };
+  try {
+    if (!root.is_object()) throw Error("expected a JSON object at the top level, got " + shown(root));
+    static const std::set<std::string> top_keys = {"format", "version", "frame_range", "fps", "nodes", "links",
+                                                   "comment"};
+    for (const auto& [k, v] : root.items())
+      if (!top_keys.count(k)) {
+        std::vector<std::string> names(top_keys.begin(), top_keys.end());
+        const std::string near = closest_match(k, names);
+        throw Error(k + ": unknown key" + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      }
+    if (!root.contains("format") || root["format"] != kGraphFormat)
+      throw Error(std::string("format: expected \"") + kGraphFormat + "\", got " +
+                  (root.contains("format") ? shown(root["format"]) : "nothing") + " (is this an eddy graph?)");
+    if (!root.contains("version") || !root["version"].is_number_integer())
+      throw Error("version: expected the integer 1");
+    const int version = root["version"].get<int>();
+    if (version != kGraphVersion)
+      throw Error("version: this eddy reads graph format version " + std::to_string(kGraphVersion) + ", the file is " +
+                  std::to_string(version) + (version > kGraphVersion ? " (written by a newer eddy)" : ""));
+    Graph g;
+    g.source = source;
+    if (!root.contains("frame_range")) throw Error("frame_range: missing; expected [start, end]");
+    const json& fr = root["frame_range"];
+    if (!fr.is_array() || fr.size() != 2 || !fr[0].is_number_integer() || !fr[1].is_number_integer())
+      throw Error("frame_range: expected [start, end] as two integers, got " + shown(fr));
+    g.frame_start = fr[0].get<int>();
+    g.frame_end = fr[1].get<int>();
+    if (root.contains("fps")) {
+      if (!root["fps"].is_number() || !(root["fps"].get<double>() > 0))
+        throw Error("fps: expected a number > 0, got " + shown(root["fps"]));
+      g.fps = root["fps"].get<double>();
+    }
+    const json nodes = root.value("nodes", json::array());
+    if (!nodes.is_array()) throw Error("nodes: expected an array, got " + shown(nodes));
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const json& jn = nodes[i];
+      const std::string w = "nodes[" + std::to_string(i) + "]";
+      if (!jn.is_object()) throw Error(w + ": expected an object, got " + shown(jn));
+      for (const auto& [k, v] : jn.items())
+        if (k != "id" && k != "type" && k != "params" && k != "position" && k != "comment")
+          throw Error(w + "." + k + ": unknown key (a node has id, type, params, position, comment)");
+      if (!jn.contains("id") || !jn["id"].is_string()) throw Error(w + ".id: expected a string");
+      if (!jn.contains("type") || !jn["type"].is_string()) throw Error(w + ".type: expected a string");
+      GraphNode n;
+      n.id = jn["id"].get<std::string>();
+      n.type = jn["type"].get<std::string>();
+      const std::string wn = w + " (\"" + n.id + "\")";
+      if (jn.contains("position")) {
+        const json& p = jn["position"];
+        if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+          throw Error(wn + ".position: expected [x, y], got " + shown(p));
+        n.position = {p[0].get<double>(), p[1].get<double>()};
+      }
+      const NodeSpec* spec = reg.find(n.type);
+      if (!spec) {
+        const std::string near = reg.closest(n.type);
+        throw Error(wn + ".type: unknown node type \"" + n.type + "\"" +
+                    (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)");
+      }
+      n.params = default_params(*spec);
+      if (jn.contains("params")) {
+        const json& jp = jn["params"];
+        if (!jp.is_object()) throw Error(wn + ".params: expected an object, got " + shown(jp));
+        for (const auto& [k, v] : jp.items()) {
+          const ParamSpec* p = spec->find_param(k);
+          if (!p) {
+            std::vector<std::string> names;
+            for (const auto& q : spec->params) names.push_back(q.name);
+            const std::string near = closest_match(k, names);
+            throw Error(wn + ".params." + k + ": unknown parameter of " + n.type +
+                        (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+          }
+          n.params[k] = param_from_json(*p, v, wn + ".params." + k);
+        }
+      }
+      g.nodes.push_back(std::move(n));
+    }
+    const json links = root.value("links", json::array());
+    if (!links.is_array()) throw Error("links: expected an array, got " + shown(links));
+    for (std::size_t k = 0; k < links.size(); ++k) {
+      const json& jl = links[k];
+      const std::string w = "links[" + std::to_string(k) + "]";
+      if (!jl.is_object() || !jl.contains("from") || !jl.contains("to"))
+        throw Error(w + ": expected {\"from\": \"node.output\", \"to\": \"node.input\"}, got " + shown(jl));
+      Link l;
+      std::tie(l.from_node, l.from_socket) = split_endpoint(jl["from"], w + ".from");
+      std::tie(l.to_node, l.to_socket) = split_endpoint(jl["to"], w + ".to");
+      g.links.push_back(std::move(l));
+    }
+    validate_graph(g, reg);
+    return g;
+  } catch (const Error& e) {
+    throw Error(where(e.what()));
+  }
+}
+
+Graph load_graph(const std::string& path, const Registry& reg) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open graph file (missing or unreadable)");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_graph(ss.str(), reg, path);
+}
+
+std::string graph_to_json(const Graph& g, const Registry& reg) {
+  json root;
+  root["format"] = kGraphFormat;
+  root["version"] = kGraphVersion;
+  root["frame_range"] = {g.frame_start, g.frame_end};
+  root["fps"] = g.fps;
+  json nodes = json::array();
+  for (const auto& n : g.nodes) {
+    json jn;
+    jn["id"] = n.id;
+    jn["type"] = n.type;
+    json params = json::object();
+    for (const auto& [k, v] : n.params) params[k] = param_to_json(v);
+    jn["params"] = params;
+    jn["position"] = {n.position[0], n.position[1]};
+    nodes.push_back(jn);
+  }
+  root["nodes"] = nodes;
+  json links = json::array();
+  for (const auto& l : g.links)
+    links.push_back({{"from", l.from_node + "." + l.from_socket}, {"to", l.to_node + "." + l.to_socket}});
+  root["links"] = links;
+  return root.dump(2) + "\n";
+}
+
+void save_graph(const Graph& g, const Registry& reg, const std::string& path) {
+  validate_graph(g, reg);
+  write_file_atomic(path, graph_to_json(g, reg));
+}
+
+void apply_override(Graph& g, const Registry& reg, const std::string& a) {
+  const std::string w = "--set " + a;
+  const auto eq = a.find('=');
+  const auto dot = a.substr(0, eq).rfind('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == eq)
+    throw Error(w + ": expected NODE.PARAM=VALUE");
+  const std::string node = a.substr(0, dot), param = a.substr(dot + 1, eq - dot - 1), value = a.substr(eq + 1);
+  GraphNode* n = g.find(node);
+  if (!n) {
+    std::vector<std::string> ids;
+    for (const auto& x : g.nodes) ids.push_back(x.id);
+    const std::string near = closest_match(node, ids);
+    throw Error(w + ": no node \"" + node + "\"" + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  }
+  const NodeSpec* spec = reg.find(n->type);
+  const ParamSpec* p = spec ? spec->find_param(param) : nullptr;
+  if (!p) {
+    std::vector<std::string> names;
+    if (spec)
+      for (const auto& q : spec->params) names.push_back(q.name);
+    const std::string near = closest_match(param, names);
+    throw Error(w + ": " + n->type + " \"" + node + "\" has no parameter \"" + param + "\"" +
+                (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  }
+  n->params[param] = parse_param_text(*p, value, w);
+}
+
+}  // namespace eddy
+
+namespace eddy {
+
+std::string catalog_json(const Registry& reg) {
+  json out = json::array();
+  for (const NodeSpec* s : reg.all()) {
+    json js;
+    js["type"] = s->type;
+    js["category"] = s->category;
+    js["doc"] = s->doc;
+    js["stateful"] = s->stateful;
+    js["time_dependent"] = s->time_dependent;
+    auto sockets = [](const std::vector<SocketSpec>& v) {
+      json a = json::array();
+      for (const auto& x : v)
+        a.push_back({{"name", x.name}, {"type", x.type}, {"doc", x.doc}, {"optional", x.optional}, {"multi", x.multi}});
+      return a;
+    };
+    js["inputs"] = sockets(s->inputs);
+    js["outputs"] = sockets(s->outputs);
+    json params = json::array();
+    for (const auto& p : s->params) {
+      json jp{{"name", p.name}, {"type", to_string(p.type)}, {"default", param_to_json(p.default_value)},
+              {"unit", p.unit}, {"doc", p.doc}};
+      if (p.min) jp["min"] = *p.min;
+      if (p.max) jp["max"] = *p.max;
+      if (!p.items.empty()) jp["items"] = p.items;
+      params.push_back(jp);
+    }
+    js["params"] = params;
+    out.push_back(js);
+  }
+  return out.dump(2) + "\n";
+}
+
+}  // namespace eddy

@@ -1,0 +1,93 @@
+#include "eddy/graph/node.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "eddy/core/error.h"
+#include "eddy/graph/cook.h"
+#include "eddy/graph/util.h"
+
+namespace eddy {
+
+namespace fs = std::filesystem;
+
+std::string CookContext::where() const { return "node '" + node_id_ + "' (" + spec_->type + ")"; }
+
+namespace {
+template <class T>
+const T& param_as(const ParamSet& ps, std::string_view name, const std::string& where, const char* what) {
+  auto it = ps.find(name);
+  if (it == ps.end()) throw Error(where + ": no parameter '" + std::string(name) + "'");
+  const T* v = std::get_if<T>(&it->second);
+  if (!v) throw Error(where + ": parameter '" + std::string(name) + "' is not " + what);
+  return *v;
+}
+}  // namespace
+
+bool CookContext::param_bool(std::string_view n) const { return param_as<bool>(*params_, n, where(), "a bool"); }
+int64_t CookContext::param_int(std::string_view n) const {
+  return param_as<int64_t>(*params_, n, where(), "an integer");
+}
+double CookContext::param_float(std::string_view n) const {
+  return param_as<double>(*params_, n, where(), "a number");
+}
+Vec3d CookContext::param_vec3(std::string_view n) const { return param_as<Vec3d>(*params_, n, where(), "a vector"); }
+Vec3f CookContext::param_vec3f(std::string_view n) const {
+  const Vec3d v = param_vec3(n);
+  return vec3(float(v[0]), float(v[1]), float(v[2]));
+}
+const std::string& CookContext::param_string(std::string_view n) const {
+  return param_as<std::string>(*params_, n, where(), "a string");
+}
+int CookContext::param_enum(std::string_view n) const {
+  const std::string& s = param_string(n);
+  const ParamSpec* p = spec_->find_param(n);
+  EDDY_DEMAND(p && p->type == ParamType::Enum);
+  const auto it = std::find(p->items.begin(), p->items.end(), s);
+  EDDY_DEMAND(it != p->items.end());
+  return static_cast<int>(it - p->items.begin());
+}
+
+std::size_t CookContext::input_count(std::string_view socket) const {
+  auto it = inputs_.find(socket);
+  return it == inputs_.end() ? 0 : it->second.size();
+}
+
+const Value& CookContext::input_value(std::string_view socket, std::size_t index) const {
+  auto it = inputs_.find(socket);
+  if (it == inputs_.end() || index >= it->second.size())
+    throw Error("input '" + std::string(socket) + "' is not connected");
+  return it->second[index];
+}
+
+void CookContext::set_output(std::string_view socket, Value v) {
+  const SocketSpec* s = spec_->find_output(socket);
+  if (!s) throw Error(where() + " set an undeclared output '" + std::string(socket) + "'");
+  if (v.type() != s->type)
+    throw Error(where() + " set output '" + std::string(socket) + "' to a " + v.type() + ", declared " + s->type);
+  (*outputs_)[std::string(socket)] = std::move(v);
+}
+
+std::string CookContext::output_path(const std::string& pattern) const {
+  const fs::path p(expand_path_tokens(pattern, frame_, node_id_));
+  if (p.is_absolute()) return p.string();
+  return (fs::path(engine_->options().output_dir) / p).lexically_normal().string();
+}
+
+std::string CookContext::input_path(const std::string& path) const {
+  const fs::path p(expand_path_tokens(path, frame_, node_id_));
+  if (p.is_absolute()) return p.string();
+  return (fs::path(engine_->graph_dir()) / p).lexically_normal().string();
+}
+
+void CookContext::progress(double fraction, const std::string& message) const {
+  if (auto* o = engine_->observer()) o->node_progress(node_id_, frame_, fraction, message);
+}
+void CookContext::info(const std::string& message) const {
+  if (auto* o = engine_->observer()) o->node_info(node_id_, frame_, message);
+}
+void CookContext::check_cancel() const {
+  if (engine_->cancel_requested()) throw Cancelled();
+}
+
+}  // namespace eddy

@@ -1,0 +1,157 @@
+// Collider nodes: analytic signed-distance shapes with a placement, a
+// velocity (the shape moves with it) and contact parameters.
+#include "eddy/graph/node.h"
+#include "library.h"
+
+namespace eddy::library {
+
+namespace {
+
+Collider common(const CookContext& ctx, ShapeType type) {
+  Collider c;
+  c.type = type;
+  c.velocity = ctx.param_vec3f("velocity");
+  c.friction = static_cast<float>(ctx.param_float("friction"));
+  c.restitution = static_cast<float>(ctx.param_float("restitution"));
+  if (ctx.spec().find_param("mode")) c.inside = ctx.param_string("mode") == "container" ? 1 : 0;
+  if (ctx.spec().find_param("rotate")) c.rotation = rotation_from_euler_degrees(ctx.param_vec3f("rotate"));
+  return c;
+}
+
+template <class Fill>
+class ShapeNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    Colliders out;
+    out.shapes.push_back(Fill{}(ctx));
+    ctx.output("colliders", std::move(out));
+  }
+};
+
+struct BoxFill {
+  Collider operator()(const CookContext& ctx) const {
+    Collider c = common(ctx, ShapeType::Box);
+    c.center = ctx.param_vec3f("center");
+    c.size = ctx.param_vec3f("size") * 0.5f;
+    return c;
+  }
+};
+struct SphereFill {
+  Collider operator()(const CookContext& ctx) const {
+    Collider c = common(ctx, ShapeType::Sphere);
+    c.center = ctx.param_vec3f("center");
+    c.size = vec3(static_cast<float>(ctx.param_float("radius")));
+    return c;
+  }
+};
+struct EllipsoidFill {
+  Collider operator()(const CookContext& ctx) const {
+    Collider c = common(ctx, ShapeType::Ellipsoid);
+    c.center = ctx.param_vec3f("center");
+    c.size = ctx.param_vec3f("radii");
+    return c;
+  }
+};
+struct CapsuleFill {
+  Collider operator()(const CookContext& ctx) const {
+    Collider c = common(ctx, ShapeType::Capsule);
+    c.center = ctx.param_vec3f("center");
+    c.size = vec3(static_cast<float>(ctx.param_float("radius")), 0.5f * static_cast<float>(ctx.param_float("length")), 0);
+    return c;
+  }
+};
+struct PlaneFill {
+  Collider operator()(const CookContext& ctx) const {
+    Collider c = common(ctx, ShapeType::Plane);
+    c.center = ctx.param_vec3f("origin");
+    const Vec3f n = ctx.param_vec3f("normal");
+    if (length(n) < 1e-9f) throw Error("parameter 'normal' is the zero vector; expected a direction");
+    c.rotation = rotation_y_to(n);
+    return c;
+  }
+};
+
+class MergeNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    Colliders out;
+    for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
+      const auto c = ctx.input<Colliders>("colliders", k);
+      out.shapes.insert(out.shapes.end(), c->shapes.begin(), c->shapes.end());
+    }
+    ctx.output("colliders", std::move(out));
+  }
+};
+
+NodeSpec shape(std::string type, std::string doc, bool closed) {
+  NodeSpec s;
+  s.type = std::move(type);
+  s.describe("Colliders", std::move(doc)).output("colliders", "colliders", "The collider shape.");
+  if (closed)
+    s.param_enum("mode", {"solid", "container"}, "solid",
+                 "solid: liquid stays outside the shape; container: liquid stays inside it (a tank).");
+  return s;
+}
+
+void contact_params(NodeSpec& s) {
+  s.param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s",
+               "Linear velocity; the shape moves with it from the start frame, and liquid in contact is dragged along.")
+      .param_float("friction", 0.0, 0.0, 10.0, "",
+                   "Coulomb friction coefficient at contact (0: free slip).")
+      .param_float("restitution", 0.0, 0.0, 1.0, "",
+                   "Share of the normal approach speed given back at contact (0: no bounce, right for liquids).");
+}
+
+}  // namespace
+
+void register_colliders(Registry& r) {
+  {
+    NodeSpec s = shape("ColliderBox", "An oriented box. As a container it is the glass tank that holds the liquid.", true);
+    s.param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of the box.")
+        .param_vec3("size", {1.0, 1.0, 1.0}, 0.0, {}, "m", "Edge lengths.")
+        .param_vec3("rotate", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation, X then Y then Z.");
+    contact_params(s);
+    r.add(std::move(s.make<ShapeNode<BoxFill>>()));
+  }
+  {
+    NodeSpec s = shape("ColliderSphere", "A sphere.", true);
+    s.param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre.")
+        .param_float("radius", 0.5, 0.0, {}, "m", "Radius.");
+    contact_params(s);
+    r.add(std::move(s.make<ShapeNode<SphereFill>>()));
+  }
+  {
+    NodeSpec s = shape("ColliderEllipsoid", "An oriented ellipsoid with exact signed distance.", true);
+    s.param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre.")
+        .param_vec3("radii", {0.5, 0.3, 0.3}, 1e-6, {}, "m", "Semi-axes along local x, y, z.")
+        .param_vec3("rotate", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation, X then Y then Z.");
+    contact_params(s);
+    r.add(std::move(s.make<ShapeNode<EllipsoidFill>>()));
+  }
+  {
+    NodeSpec s = shape("ColliderCapsule", "A capsule: the points within `radius` of a segment along local y.", true);
+    s.param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of the segment.")
+        .param_float("radius", 0.1, 0.0, {}, "m", "Radius.")
+        .param_float("length", 1.0, 0.0, {}, "m", "Length of the segment between the two cap centres.")
+        .param_vec3("rotate", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation, X then Y then Z (the axis is local y).");
+    contact_params(s);
+    r.add(std::move(s.make<ShapeNode<CapsuleFill>>()));
+  }
+  {
+    NodeSpec s = shape("ColliderPlane", "An infinite plane; the liquid stays on the side the normal points to.", false);
+    s.param_vec3("origin", {0.0, 0.0, 0.0}, {}, {}, "m", "A point on the plane.")
+        .param_vec3("normal", {0.0, 1.0, 0.0}, {}, {}, "", "Direction pointing into the liquid's side.");
+    contact_params(s);
+    r.add(std::move(s.make<ShapeNode<PlaneFill>>()));
+  }
+  {
+    NodeSpec s;
+    s.type = "MergeColliders";
+    s.describe("Colliders", "Combines any number of collider sets into one, in link order.")
+        .input("colliders", "colliders", "Collider sets to merge.", true, true)
+        .output("colliders", "colliders", "All shapes of the inputs.");
+    r.add(std::move(s.make<MergeNode>()));
+  }
+}
+
+}  // namespace eddy::library

@@ -1,0 +1,67 @@
+// WriteParticles: a .ply point cloud per frame, written atomically.
+#include <sstream>
+
+#include "eddy/core/ply.h"
+#include "eddy/graph/node.h"
+#include "eddy/graph/util.h"
+#include "library.h"
+
+namespace eddy::library {
+
+namespace {
+
+std::vector<std::string> split_names(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ' ' || c == ',' || c == '\t') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+void check_pattern(const std::string& path, const CheckContext& c) {
+  if (path.empty()) throw Error(c.where + ".params.path: is empty; expected a file path like particles.$F4.ply");
+  if (c.frame_end > c.frame_start && !has_frame_token(path))
+    throw Error(c.where + ".params.path: \"" + path + "\" has no frame token ($F or $F4) but the graph cooks frames " +
+                std::to_string(c.frame_start) + "-" + std::to_string(c.frame_end) +
+                ": every frame would overwrite the last");
+}
+
+class WriteParticlesNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto pts = ctx.input<Points>("particles");
+    const std::string path = ctx.output_path(ctx.param_string("path"));
+    write_ply_points(path, *pts, split_names(ctx.param_string("attributes")));
+    ctx.info("wrote " + path);
+    ctx.output_shared("particles", pts);
+  }
+};
+
+}  // namespace
+
+void register_io(Registry& r) {
+  NodeSpec s;
+  s.type = "WriteParticles";
+  s.time_dependent = true;
+  s.describe("Output",
+             "Writes the particles of each frame as a binary .ply point cloud (x y z, vx vy vz, then the chosen "
+             "attributes) to a temporary name and renames it into place. A relative path resolves under the "
+             "output folder (eddy run --out). Passes its input through.")
+      .input("particles", "points", "Particles to write.")
+      .output("particles", "points", "The input, unchanged.")
+      .param_path("path", "$OS/particles.$F4.ply",
+                  "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.")
+      .param_string("attributes", "*",
+                    "Attributes to write besides P and v, separated by spaces; * writes all.");
+  s.check = [](const ParamSet& p, const CheckContext& c) { check_pattern(std::get<std::string>(p.at("path")), c); };
+  r.add(std::move(s.make<WriteParticlesNode>()));
+}
+
+}  // namespace eddy::library
