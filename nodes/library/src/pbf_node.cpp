@@ -19,7 +19,7 @@ PbfParams read_params(const CookContext& c) {
   PbfParams p;
   p.rest_density = float(c.param_float("rest_density"));
   p.gravity = c.param_vec3f("gravity");
-  p.kernel = c.param_enum("kernel") == 0 ? PbfKernel::Poly6Spiky : PbfKernel::CubicSpline;
+  p.kernel = c.param_string("kernel") == "poly6_spiky" ? PbfKernel::Poly6Spiky : PbfKernel::CubicSpline;
   p.kernel_scale = float(c.param_float("kernel_scale"));
   if (c.param_string("solve") == "fixed") {
     p.min_iterations = p.max_iterations = int(c.param_int("iterations"));
@@ -135,8 +135,9 @@ void register_pbf(Registry& r) {
       .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
       .param_float("rest_density", d.rest_density, 1.0, 1e5, "kg/m^3", "Rest density rho0 (water: 1000).")
       .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
-      .param_enum("kernel", {"poly6_spiky", "cubic_spline"}, "poly6_spiky",
-                  "Smoothing kernels: poly6 density with spiky gradient (the paper), or cubic spline for both.")
+      .param_enum("kernel", {"poly6_spiky", "cubic_spline"}, "cubic_spline",
+                  "Smoothing kernels: cubic spline for density and gradient (consistent, the default), or poly6 "
+                  "density with spiky gradient (the paper's choice).")
       .param_float("kernel_scale", d.kernel_scale, 1.0, 4.0, "spacings",
                    "Support radius h in particle spacings (2 r); 2 gives about 30 neighbours.")
       .param_enum("solve", {"error_target", "fixed"}, "error_target",

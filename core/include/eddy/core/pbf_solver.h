@@ -54,16 +54,20 @@ struct PbfKernels {
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
 };
 
-// Wall density of a rest-density half-space at distance d beyond a collider
-// surface, psi(d) = int_{z > d} 2 pi int_z^h W(s) s ds dz, tabulated with its
-// derivative -G(d) (a planar approximation of Koschier & Bender 2017's
-// density maps). Linear interpolation; psi(d >= h) = 0.
-EDDY_HD_INLINE void wall_lookup(const float* table, const PbfConstants& c, float d, float* psi, float* dpsi) {
+// The walls as rest-density fluid beyond the collider surface: at distance d
+// a half-space adds psi(d) to density / rho0, with derivative dpsi(d), and
+// pushes through its virtual particles' s_corr by S(d) (per unit s_corr
+// scale), along the wall normal. A planar approximation of Koschier &
+// Bender 2017's density maps; tabulated, linear interpolation, 0 for d >= h.
+struct WallSample {
+  float psi, dpsi, scorr;
+};
+EDDY_HD_INLINE WallSample wall_lookup(const float* table, const PbfConstants& c, float d) {
   const float u = fminf(fmaxf(d, 0.0f) * c.wall_inv_step, float(c.wall_samples - 1));
   const int i = int(u) < c.wall_samples - 2 ? int(u) : c.wall_samples - 2;
   const float t = u - float(i);
-  *psi = table[2 * i] * (1 - t) + table[2 * i + 2] * t;
-  *dpsi = table[2 * i + 1] * (1 - t) + table[2 * i + 3] * t;
+  const float* a = table + 3 * i;
+  return {a[0] * (1 - t) + a[3] * t, a[1] * (1 - t) + a[4] * t, a[2] * (1 - t) + a[5] * t};
 }
 
 // Carried attribute: raw 4-byte words, `comps` per particle.
@@ -96,8 +100,10 @@ struct LatticeSums {
   double grad2_sum;  // sum_{j != 0} |grad W(x_j)|^2
 };
 LatticeSums pbf_lattice_sums(float spacing, float h, PbfKernel kernel);
-// The wall table for wall_lookup: samples (psi, dpsi) pairs.
-std::vector<float> pbf_wall_table(float h, PbfKernel kernel, int samples);
+// The wall table for wall_lookup: samples (psi, dpsi, S) triples over d in
+// [0, h], calibrated so a lattice layer one radius (half a spacing) from a
+// wall is at rest density.
+std::vector<float> pbf_wall_table(const PbfParams& p, float radius, int samples);
 PbfConstants pbf_constants(const PbfParams& p, float radius);
 
 template <class Exec>
@@ -119,11 +125,11 @@ class PbfSolverT final : public PbfSolver {
     if (pts.size() > 0xfffffff0u) throw Error("PBF: too many particles for 32-bit indices");
     n_ = static_cast<uint32_t>(pts.size());
     c_ = pbf_constants(params_, pts.radius);
-    const std::vector<float> table = pbf_wall_table(c_.h, params_.kernel, c_.wall_samples);
+    const std::vector<float> table = pbf_wall_table(params_, c_.r, c_.wall_samples);
     ex_.upload(wall_table_, table.data(), table.size());
     ex_.upload(x_, pts.P(), n_);
     ex_.upload(v_, pts.v(), n_);
-    for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_grad_, &tmp3_}) buf->resize(n_);
+    for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_dp_, &tmp3_}) buf->resize(n_);
     for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
     carried_.clear();
     std::vector<uint32_t> words;
@@ -168,7 +174,7 @@ class PbfSolverT final : public PbfSolver {
 
   std::size_t memory_bytes() const override {
     size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
-                wall_grad_.size() + tmp3_.size()) * sizeof(Vec3f) +
+                wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) +
                (lambda_.size() + density_.size() + tmp1_.size() + tmpw_.size()) * 4;
     for (const auto& c : carried_) b += c.words.size() * 4;
     return b + grid_.memory_bytes();
@@ -267,7 +273,7 @@ class PbfSolverT final : public PbfSolver {
     float* density = density_.data();
     float* lambda = lambda_.data();
     float* err = tmp1_.data();
-    Vec3f* wall_grad = wall_grad_.data();
+    Vec3f* wall_dp = wall_dp_.data();
     const float w0 = K.W(0.0f);
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
@@ -285,26 +291,42 @@ class PbfSolverT final : public PbfSolver {
       }
       // density / rho0, from the particles and the walls
       float rel = wsum * c.mass * c.inv_rho0;
-      Vec3f wg = vec3(0.0f);
-      for (uint32_t k = 0; k < ncoll; ++k) {
+      Vec3f wg = vec3(0.0f), ws = vec3(0.0f);  // wall gradient of C_i, wall s_corr push
+      // Walls within h, combined as independent half-spaces: the fluid's share
+      // of the kernel is prod_w (1 - psi_w), so overlapping walls at edges and
+      // corners are not counted twice (within 1 % of the lattice value there).
+      constexpr int kMaxWalls = 12;
+      WallSample near[kMaxWalls];
+      Vec3f normal[kMaxWalls];
+      int nw = 0;
+      float keep = 1.0f;  // prod_w (1 - psi_w)
+      for (uint32_t k = 0; k < ncoll && nw < kMaxWalls; ++k) {
         SdfSample walls[3];
-        const int nw = collider_walls(cols[k], xi, t, walls);
-        for (int w = 0; w < nw; ++w) {
+        const int m = collider_walls(cols[k], xi, t, walls);
+        for (int w = 0; w < m && nw < kMaxWalls; ++w) {
           if (walls[w].distance >= c.h) continue;
-          float psi, dpsi;
-          wall_lookup(table, c, walls[w].distance, &psi, &dpsi);
-          rel += psi;
-          wg += walls[w].normal * dpsi;
+          near[nw] = wall_lookup(table, c, walls[w].distance);
+          normal[nw] = walls[w].normal;
+          keep *= 1.0f - near[nw].psi;
+          ++nw;
         }
+      }
+      rel += 1.0f - keep;
+      for (int w = 0; w < nw; ++w) {
+        const float others = keep / (1.0f - near[w].psi);
+        wg += normal[w] * (near[w].dpsi * others);
+        ws += normal[w] * (near[w].scorr * others);
       }
       density[i] = rel / c.inv_rho0;
       const float C = fmaxf(rel - 1.0f, 0.0f);
       err[i] = C;
       if (with_lambda) {
-        wall_grad[i] = wg;
         const Vec3f grad_i = gi * c.volume0 + wg;  // grad_{x_i} C_i
         const float denom = length2(grad_i) + g2 * c.volume0 * c.volume0 + c.eps_abs;
-        lambda[i] = -C / denom;
+        const float li = -C / denom;
+        lambda[i] = li;
+        // The walls' part of dp_i: lambda_i grad(wall) plus their s_corr push.
+        wall_dp[i] = wg * li + ws * c.scorr_scale;
       }
     });
     return ex_.reduce(
@@ -312,14 +334,14 @@ class PbfSolverT final : public PbfSolver {
         SumOp{});
   }
 
-  // lambda => dp_i = V0 sum_j (lambda_i + lambda_j + s_corr) grad W_ij + lambda_i grad(wall)  (M&M eq. 12, 14)
+  // lambda => dp_i = V0 sum_j (lambda_i + lambda_j + s_corr) grad W_ij + walls  (M&M eq. 12, 14)
   void compute_delta() {
     const PbfConstants c = c_;
     const PbfKernels K(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
     const Vec3f* xp = xp_.data();
     const float* lambda = lambda_.data();
-    const Vec3f* wall_grad = wall_grad_.data();
+    const Vec3f* wall_dp = wall_dp_.data();
     Vec3f* dp = dp_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
@@ -335,7 +357,7 @@ class PbfSolverT final : public PbfSolver {
         }
         d += K.grad(r) * (li + lambda[j] + scorr);
       }
-      dp[i] = d * c.volume0 + wall_grad[i] * li;
+      dp[i] = d * c.volume0 + wall_dp[i];
     });
   }
 
@@ -473,7 +495,7 @@ class PbfSolverT final : public PbfSolver {
   PbfConstants c_;
   uint32_t n_ = 0, ncoll_ = 0;
   uint64_t steps_ = 0;
-  Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_grad_, tmp3_;
+  Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<float> lambda_, density_, tmp1_;
   Vec<uint32_t> tmpw_;
   Vec<Collider> colliders_;

@@ -1,0 +1,84 @@
+// SPH kernels: each integrates to 1 over its support, its gradient is the
+// derivative of W, and gradients sum to zero over a symmetric lattice.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "eddy/core/kernels.h"
+
+namespace eddy {
+namespace {
+
+// int_0^h 4 pi r^2 W(r) dr by Simpson's rule in double.
+template <class K>
+double integral(const K& k, double h) {
+  const int n = 20000;
+  const double dr = h / n;
+  double s = 0;
+  for (int i = 0; i <= n; ++i) {
+    const double r = i * dr;
+    const double w = (i == 0 || i == n) ? 1 : (i % 2 ? 4 : 2);
+    s += w * 4.0 * M_PI * r * r * k.W(float(r * r));
+  }
+  return s * dr / 3.0;
+}
+
+TEST(Kernels, Poly6IntegratesToOne) { EXPECT_NEAR(integral(Poly6(0.1f), 0.1), 1.0, 1e-4); }
+TEST(Kernels, SpikyIntegratesToOne) { EXPECT_NEAR(integral(Spiky(0.1f), 0.1), 1.0, 1e-4); }
+TEST(Kernels, CubicSplineIntegratesToOne) { EXPECT_NEAR(integral(CubicSpline(0.1f), 0.1), 1.0, 1e-4); }
+
+TEST(Kernels, VanishAtAndBeyondTheSupport) {
+  const float h = 0.2f;
+  for (float r : {h, 1.0001f * h, 3.0f * h}) {
+    EXPECT_EQ(Poly6(h).W(r * r), 0.0f);
+    EXPECT_EQ(Spiky(h).W(r * r), 0.0f);
+    EXPECT_EQ(CubicSpline(h).W(r * r), 0.0f);
+    EXPECT_EQ(length(CubicSpline(h).grad(vec3(r, 0, 0))), 0.0f);
+    EXPECT_EQ(length(Spiky(h).grad(vec3(0, r, 0))), 0.0f);
+  }
+}
+
+template <class K>
+void expect_gradient_is_derivative(const K& k, float h) {
+  // Central differences of W along a diagonal direction.
+  const Vec3f dir = normalize_or(vec3(1, 2, -0.5f), vec3(1, 0, 0));
+  for (float q : {0.1f, 0.3f, 0.49f, 0.51f, 0.7f, 0.95f}) {
+    const Vec3f r = dir * (q * h);
+    const float e = 1e-4f * h;
+    const float dw = (k.W(length2(r + dir * e)) - k.W(length2(r - dir * e))) / (2 * e);
+    const Vec3f g = k.grad(r);
+    EXPECT_NEAR(dot(g, dir), dw, 2e-3f * std::fabs(dw) + 1e-2f) << "q = " << q;
+    EXPECT_NEAR(length(cross(g, dir)), 0.0f, 1e-3f * length(g) + 1e-6f) << "gradient is radial";
+  }
+}
+
+TEST(Kernels, SpikyGradientIsTheDerivativeOfSpiky) { expect_gradient_is_derivative(Spiky(0.1f), 0.1f); }
+TEST(Kernels, CubicGradientIsTheDerivativeOfCubic) { expect_gradient_is_derivative(CubicSpline(0.1f), 0.1f); }
+TEST(Kernels, Poly6GradientIsTheDerivativeOfPoly6) { expect_gradient_is_derivative(Poly6(0.1f), 0.1f); }
+
+TEST(Kernels, GradientsSumToZeroOverASymmetricLattice) {
+  const float s = 0.05f, h = 2.0f * s;
+  Vec3f sum_spiky = vec3(0), sum_cubic = vec3(0), sum_poly = vec3(0);
+  float mag = 0;
+  for (int i = -3; i <= 3; ++i)
+    for (int j = -3; j <= 3; ++j)
+      for (int k = -3; k <= 3; ++k) {
+        const Vec3f r = vec3(i * s, j * s, k * s);
+        sum_spiky += Spiky(h).grad(r);
+        sum_cubic += CubicSpline(h).grad(r);
+        sum_poly += Poly6(h).grad(r);
+        mag += length(Spiky(h).grad(r));
+      }
+  EXPECT_GT(mag, 1.0f);
+  EXPECT_LT(length(sum_spiky), 1e-6f * mag);
+  EXPECT_LT(length(sum_cubic), 1e-6f * mag);
+  EXPECT_LT(length(sum_poly), 1e-6f * mag);
+}
+
+TEST(Kernels, SpikyGradientIsGuardedAtZeroDistance) {
+  EXPECT_EQ(length(Spiky(0.1f).grad(vec3(0, 0, 0))), 0.0f);
+  EXPECT_EQ(length(CubicSpline(0.1f).grad(vec3(0, 0, 0))), 0.0f);
+}
+
+}  // namespace
+}  // namespace eddy

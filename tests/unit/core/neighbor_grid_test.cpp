@@ -1,0 +1,128 @@
+// The neighbour grid against an O(N^2) brute force: the same neighbour sets
+// on random and degenerate inputs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "eddy/core/cpu_executor.h"
+#include "eddy/core/neighbor_grid.h"
+
+namespace eddy {
+namespace {
+
+using Sets = std::vector<std::vector<uint32_t>>;
+
+Sets brute_force(const std::vector<Vec3f>& x, float h) {
+  Sets s(x.size());
+  for (uint32_t i = 0; i < x.size(); ++i)
+    for (uint32_t j = 0; j < x.size(); ++j)
+      if (i != j && length2(x[i] - x[j]) < h * h) s[i].push_back(j);
+  return s;
+}
+
+Sets from_grid(NeighborGrid<CpuExecutor>& g) {
+  const NeighborView v = g.neighbors();
+  Sets s(g.size());
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    s[i].assign(v.indices + v.begin(i), v.indices + v.end(i));
+    std::sort(s[i].begin(), s[i].end());
+  }
+  return s;
+}
+
+void expect_same(const std::vector<Vec3f>& x, float h, const char* what) {
+  CpuExecutor ex;
+  NeighborGrid<CpuExecutor> g(ex);
+  g.build(x.data(), uint32_t(x.size()), h);
+  g.find_neighbors(x.data());
+  const Sets want = brute_force(x, h), got = from_grid(g);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  std::size_t pairs = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << what << ": particle " << i;
+    pairs += want[i].size();
+  }
+  EXPECT_EQ(g.pair_count(), pairs) << what;
+}
+
+TEST(NeighborGrid, MatchesBruteForceOnRandomPoints) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 2.0f);
+  std::vector<Vec3f> x(3000);
+  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  expect_same(x, 0.15f, "random");
+}
+
+TEST(NeighborGrid, MatchesBruteForceWhenAllParticlesShareOneCell) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(0.0f, 0.01f);
+  std::vector<Vec3f> x(400);
+  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  x.push_back(x[0]);  // a coincident pair
+  expect_same(x, 0.5f, "one cell");
+}
+
+TEST(NeighborGrid, FindsNeighboursOfParticlesFarOutsideTheDomain) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<Vec3f> x(1000);
+  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  // Far away, beyond the 2^21-cell clamp, in small clusters.
+  for (int k = 0; k < 5; ++k) {
+    x.push_back(vec3(1e6f + 0.01f * k, -3e5f, 2.0f));
+    x.push_back(vec3(-1e7f, 1e7f + 0.01f * k, 0.5f));
+  }
+  x.push_back(vec3(0.5f, 0.5f, 1e9f));
+  expect_same(x, 0.1f, "far outside");
+}
+
+TEST(NeighborGrid, HandlesZeroAndOneParticle) {
+  expect_same({}, 0.1f, "N = 0");
+  expect_same({vec3(0.3f, -2.0f, 5.0f)}, 0.1f, "N = 1");
+}
+
+TEST(NeighborGrid, MatchesBruteForceOnALatticeWithPointsOnCellFaces) {
+  // Spacing h/2: many pairs at exactly h (excluded) and points on cell faces.
+  std::vector<Vec3f> x;
+  for (int i = 0; i < 12; ++i)
+    for (int j = 0; j < 12; ++j)
+      for (int k = 0; k < 12; ++k) x.push_back(vec3(0.05f * i, 0.05f * j, 0.05f * k));
+  expect_same(x, 0.1f, "lattice");
+}
+
+TEST(NeighborGrid, SortedOrderIsZOrderAndReorderingKeepsTheSets) {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<Vec3f> x(2000);
+  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  CpuExecutor ex;
+  NeighborGrid<CpuExecutor> g(ex);
+  const float h = 0.08f;
+  g.build(x.data(), uint32_t(x.size()), h);
+  // Permute the positions into sorted order, as a solver does.
+  std::vector<Vec3f> sorted(x.size());
+  for (std::size_t k = 0; k < x.size(); ++k) sorted[k] = x[g.sorted_order()[k]];
+  // Z-order keeps consecutive particles close: far closer than in the input order.
+  auto mean_step = [](const std::vector<Vec3f>& v) {
+    double s = 0;
+    for (std::size_t k = 1; k < v.size(); ++k) s += length(v[k] - v[k - 1]);
+    return s / double(v.size() - 1);
+  };
+  EXPECT_LT(mean_step(sorted), 0.25 * mean_step(x));
+  g.mark_reordered();
+  g.find_neighbors(sorted.data());
+  const Sets want = brute_force(sorted, h), got = from_grid(g);
+  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+}
+
+TEST(NeighborGrid, MortonCodesRoundTrip) {
+  for (uint32_t v : {0u, 1u, 2u, 1000u, grid::kMaxCoord}) EXPECT_EQ(grid::compact_bits(grid::spread_bits(v)), v);
+  EXPECT_EQ(grid::morton(1, 0, 0), 1u);
+  EXPECT_EQ(grid::morton(0, 1, 0), 2u);
+  EXPECT_EQ(grid::morton(0, 0, 1), 4u);
+  EXPECT_EQ(grid::morton(3, 3, 3), 63u);
+}
+
+}  // namespace
+}  // namespace eddy

@@ -1,0 +1,120 @@
+// Points attributes and the PLY point-cloud round trip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+#include "eddy/core/ply.h"
+#include "eddy/core/points.h"
+
+namespace eddy {
+namespace {
+
+Points sample(std::size_t n) {
+  Points p(n);
+  p.radius = 0.0125f;
+  p.add("density", AttribType::Float);
+  p.add("id", AttribType::Int);
+  p.add("N", AttribType::Vec3);
+  for (std::size_t i = 0; i < n; ++i) {
+    p.P()[i] = vec3(0.1f * i, -0.5f * i, 3.0f);
+    p.v()[i] = vec3(1, 2, float(i));
+    p.get_float("density")[i] = 1000.0f + i;
+    p.get_int("id")[i] = int32_t(100 - i);
+    p.get_vec3("N")[i] = vec3(0, 0, 1);
+  }
+  return p;
+}
+
+TEST(Points, AttributesByNameAndType) {
+  Points p(3);
+  EXPECT_TRUE(p.has("P"));
+  EXPECT_TRUE(p.has("v"));
+  p.add("mass", AttribType::Float);
+  p.get_float("mass")[2] = 4.0f;
+  EXPECT_EQ(p.get_float("mass")[2], 4.0f);
+  EXPECT_THROW(p.get_int("mass"), Error);
+  EXPECT_THROW(p.add("mass", AttribType::Vec3), Error);
+  EXPECT_THROW(p.get_float("nope"), Error);
+  p.resize(5);
+  EXPECT_EQ(p.get_float("mass")[4], 0.0f);
+  EXPECT_THROW(p.remove("P"), Error);
+}
+
+TEST(Points, FilterAndAppendKeepAttributesAligned) {
+  Points p = sample(5);
+  p.filter({1, 0, 1, 0, 1});
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p.get_int("id")[1], 98);
+  EXPECT_EQ(p.P()[2].x, 0.4f);
+  Points q(2);
+  q.add("extra", AttribType::Float);
+  q.get_float("extra")[1] = 7.0f;
+  p.append(q);
+  ASSERT_EQ(p.size(), 5u);
+  EXPECT_EQ(p.get_float("extra")[4], 7.0f);
+  EXPECT_EQ(p.get_float("extra")[0], 0.0f);
+  EXPECT_EQ(p.get_int("id")[3], 0);
+}
+
+TEST(Ply, RoundTripKeepsEveryAttributeBitForBit) {
+  const Points p = sample(17);
+  const Points q = decode_ply_points(encode_ply_points(p, {"*"}), "test");
+  ASSERT_EQ(q.size(), p.size());
+  EXPECT_EQ(q.radius, p.radius);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    EXPECT_EQ(q.P()[i], p.P()[i]);
+    EXPECT_EQ(q.v()[i], p.v()[i]);
+    EXPECT_EQ(q.get_float("density")[i], p.get_float("density")[i]);
+    EXPECT_EQ(q.get_int("id")[i], p.get_int("id")[i]);
+    EXPECT_EQ(q.get_vec3("N")[i], p.get_vec3("N")[i]);
+  }
+}
+
+TEST(Ply, WritesOnlyTheChosenAttributes) {
+  const Points q = decode_ply_points(encode_ply_points(sample(3), {"id"}), "test");
+  EXPECT_TRUE(q.has("id"));
+  EXPECT_FALSE(q.has("density"));
+  EXPECT_THROW(encode_ply_points(sample(3), {"nope"}), Error);
+}
+
+TEST(Ply, ReadsAscii) {
+  const std::string text =
+      "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
+      "property uchar red\nend_header\n1 2 3 255\n4 5 6 0\n";
+  const Points q = decode_ply_points(text, "ascii.ply");
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.P()[1], vec3(4, 5, 6));
+  EXPECT_EQ(q.get_int("red")[0], 255);
+}
+
+TEST(Ply, RejectsCorruptFilesWithTheirName) {
+  const std::string good = encode_ply_points(sample(10), {"*"});
+  auto message = [](const std::string& data) {
+    try {
+      decode_ply_points(data, "broken.ply");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("hello").find("broken.ply: not a readable PLY point cloud: missing 'ply' magic"), std::string::npos);
+  EXPECT_NE(message(good.substr(0, good.size() - 7)).find("file is truncated"), std::string::npos);
+  EXPECT_NE(message(good.substr(0, 40)).find("no end_header"), std::string::npos);
+  EXPECT_THROW(read_ply_points("/nonexistent/x.ply"), Error);
+}
+
+TEST(Io, AtomicWriteLeavesNoTemporaryBehind) {
+  const auto dir = std::filesystem::temp_directory_path() / "eddy_io_test";
+  std::filesystem::remove_all(dir);
+  write_file_atomic((dir / "sub" / "a.txt").string(), "hello");
+  EXPECT_EQ(read_file((dir / "sub" / "a.txt").string()), "hello");
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir / "sub")) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace eddy
