@@ -132,14 +132,15 @@ void print_summary(const CookEngine& e, double wall) {
 }  // namespace
 
 int run(Registry& registry, const RunOptions& o) {
-  Graph g = load_graph(o.graph, registry);
+  // Node checks (memory, path patterns) wait for the overrides and the frames.
+  Graph g = load_graph(o.graph, registry, ValidateOptions{false});
   for (const auto& a : o.overrides) apply_override(g, registry, a);
-  try {
-    validate_graph(g, registry);
-  } catch (const Error& e) {
-    throw Error(o.graph + " (with --set): " + e.what());
-  }
   const auto [first, last] = parse_frames(o.frames, g);
+  try {
+    validate_graph(g, registry, ValidateOptions{true, first, last});
+  } catch (const Error& e) {
+    throw Error(o.graph + (o.overrides.empty() ? "" : " (with --set)") + ": " + e.what());
+  }
   check_output_dir(o.out_dir);
 
   CookOptions opts;

@@ -17,7 +17,9 @@ CookEngine::~CookEngine() = default;
 
 void CookEngine::set_graph(Graph graph) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  validate_graph(graph, registry_);
+  // Structure only: the node types' pre-flight checks belong to whoever
+  // chooses the frames (eddy run, the editor's cook request).
+  validate_graph(graph, registry_, ValidateOptions{false});
   graph_ = std::move(graph);
   sig_memo_.clear();
   for (auto it = instances_.begin(); it != instances_.end();) {

@@ -232,7 +232,7 @@ ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, cons
 // Validation
 // ---------------------------------------------------------------------------
 
-void validate_graph(const Graph& g, const Registry& reg) {
+void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& opt) {
   if (!(g.fps > 0) || !std::isfinite(g.fps)) throw Error("fps: expected a number > 0, got " + num(g.fps));
   if (g.frame_end < g.frame_start)
     throw Error("frame_range: end " + std::to_string(g.frame_end) + " is before start " +
@@ -346,9 +346,12 @@ void validate_graph(const Graph& g, const Registry& reg) {
       if (state[n.id] == 0) visit(n.id);
   }
   // Node-specific checks (memory, path patterns) last: everything they read is valid.
+  if (!opt.node_checks) return;
+  const int first = opt.first <= opt.last ? opt.first : g.frame_start;
+  const int last = opt.first <= opt.last ? opt.last : g.frame_end;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const NodeSpec* spec = reg.find(g.nodes[i].type);
-    if (spec->check) spec->check(g.nodes[i].params, CheckContext{g.frame_start, g.frame_end, node_where(g, i)});
+    if (spec->check) spec->check(g.nodes[i].params, CheckContext{first, last, node_where(g, i)});
   }
 }
 
@@ -356,7 +359,8 @@ void validate_graph(const Graph& g, const Registry& reg) {
 // Parsing
 // ---------------------------------------------------------------------------
 
-Graph parse_graph(const std::string& text, const Registry& reg, const std::string& source) {
+Graph parse_graph(const std::string& text, const Registry& reg, const std::string& source,
+                  const ValidateOptions& options) {
   json root;
   try {
     root = json::parse(text);
@@ -457,19 +461,19 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
       std::tie(l.to_node, l.to_socket) = split_endpoint(jl["to"], w + ".to");
       g.links.push_back(std::move(l));
     }
-    validate_graph(g, reg);
+    validate_graph(g, reg, options);
     return g;
   } catch (const Error& e) {
     throw Error(where(e.what()));
   }
 }
 
-Graph load_graph(const std::string& path, const Registry& reg) {
+Graph load_graph(const std::string& path, const Registry& reg, const ValidateOptions& options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open graph file (missing or unreadable)");
   std::stringstream ss;
   ss << f.rdbuf();
-  return parse_graph(ss.str(), reg, path);
+  return parse_graph(ss.str(), reg, path, options);
 }
 
 std::string graph_to_json(const Graph& g, const Registry& reg) {

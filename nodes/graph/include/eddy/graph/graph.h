@@ -44,12 +44,21 @@ struct Graph {
   std::vector<std::string> topological_order() const;
 };
 
+// What validation covers: the structure always (types, parameters, links,
+// cycles, frame range); the node types' own checks (memory, path patterns)
+// for the frames about to be cooked.
+struct ValidateOptions {
+  bool node_checks = true;
+  int first = 0, last = -1;  // frames to be cooked; first > last: the graph's range
+};
+
 // Parses and validates graph JSON text; `source` names it in messages.
-Graph parse_graph(const std::string& text, const Registry& registry, const std::string& source);
+Graph parse_graph(const std::string& text, const Registry& registry, const std::string& source,
+                  const ValidateOptions& options = {});
 // Reads, parses and validates a graph file.
-Graph load_graph(const std::string& path, const Registry& registry);
-// Validates a graph built in code (types, parameters, links, cycles, range).
-void validate_graph(const Graph& g, const Registry& registry);
+Graph load_graph(const std::string& path, const Registry& registry, const ValidateOptions& options = {});
+// Validates a graph built in code.
+void validate_graph(const Graph& g, const Registry& registry, const ValidateOptions& options = {});
 
 std::string graph_to_json(const Graph& g, const Registry& registry);
 // Writes the graph to a temporary name and renames it into place.

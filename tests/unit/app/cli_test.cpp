@@ -1,0 +1,195 @@
+// The eddy command: every kind of bad input gets a message naming the place,
+// exit status 2, and no output written; a good graph cooks and writes files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "eddy/core/ply.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string output;
+};
+
+Result eddy(const std::string& args) {
+  const std::string cmd = std::string(EDDY_BINARY_DIR) + "/bin/eddy " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("eddy_cli_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  // A small valid graph; `edit` replaces one substring.
+  std::string graph(const std::string& from = "", const std::string& to = "") {
+    std::string g = R"({
+  "format": "eddy-graph", "version": 1, "frame_range": [1, 3], "fps": 24,
+  "nodes": [
+    {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0.3, 0.3, 0.1], "size": [0.6, 0.6, 0.2]}},
+    {"id": "water", "type": "FluidBox", "params": {"center": [0.15, 0.15, 0.1], "size": [0.3, 0.3, 0.2], "particle_radius": 0.02}},
+    {"id": "solver", "type": "PBFSolver", "params": {"substeps": 2}},
+    {"id": "out", "type": "WriteParticles", "params": {"path": "p.$F4.ply"}}
+  ],
+  "links": [
+    {"from": "tank.colliders", "to": "water.colliders"},
+    {"from": "water.particles", "to": "solver.particles"},
+    {"from": "tank.colliders", "to": "solver.colliders"},
+    {"from": "solver.particles", "to": "out.particles"}
+  ]
+})";
+    if (!from.empty()) {
+      const auto at = g.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) g.replace(at, from.size(), to);
+    }
+    return write("g.eddy.json", g);
+  }
+  bool out_is_empty() const {
+    const fs::path o = dir / "out";
+    return !fs::exists(o) || fs::is_empty(o);
+  }
+  std::string out() const { return (dir / "out").string(); }
+  fs::path dir;
+};
+
+TEST_F(Cli, CooksAGraphAndWritesEveryFrame) {
+  const Result r = eddy("run " + graph() + " --out " + out());
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int f = 1; f <= 3; ++f) {
+    char name[32];
+    std::snprintf(name, sizeof name, "p.%04d.ply", f);
+    const eddy::Points p = eddy::read_ply_points((dir / "out" / name).string());
+    EXPECT_EQ(p.size(), 7u * 7u * 5u);  // spacing 0.04: 7 x 7 x 5 whole particles fit
+  }
+  EXPECT_NE(r.output.find("PBFSolver"), std::string::npos) << "summary table";
+  EXPECT_NE(r.output.find("density error mean"), std::string::npos) << "solver report";
+  EXPECT_NE(r.output.find("output folder:"), std::string::npos);
+}
+
+TEST_F(Cli, FramesAndOverridesSelectWhatIsCooked) {
+  const Result r = eddy("run " + graph() + " --out " + out() + " --frames 2-2 --set out.path=only.ply --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "out" / "only.ply"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "p.0001.ply"));
+}
+
+struct Bad {
+  const char* name;
+  std::string from, to, args, message;
+};
+
+TEST_F(Cli, BadInputExitsWithStatus2AndWritesNothing) {
+  const std::vector<Bad> cases = {
+      {"invalid JSON", "\"fps\": 24,", "\"fps\": 24,,", "", "g.eddy.json:2:"},
+      {"unknown node type", "\"PBFSolver\"", "\"PBFSolvr\"", "", "did you mean \"PBFSolver\"?"},
+      {"unknown parameter", "\"substeps\": 2", "\"substep\": 2", "", "params.substep: unknown parameter of PBFSolver"},
+      {"wrong type", "\"substeps\": 2", "\"substeps\": \"two\"", "", "params.substeps: expected an integer"},
+      {"out of range", "\"substeps\": 2", "\"substeps\": 0", "", "expected an integer in [1, 1000], got 0"},
+      {"link to a missing node", "\"from\": \"water.particles\"", "\"from\": \"watr.particles\"", "",
+       "links[1].from: no node \"watr\"; did you mean \"water\"?"},
+      {"link to a missing socket", "\"to\": \"out.particles\"", "\"to\": \"out.points\"", "",
+       "has no input \"points\""},
+      {"type-mismatched link", "\"to\": \"solver.particles\"", "\"to\": \"solver.colliders\"", "",
+       "cannot connect \"water.particles\" (points) to \"solver.colliders\" (colliders)"},
+      {"cycle", "{\"from\": \"solver.particles\", \"to\": \"out.particles\"}",
+       "{\"from\": \"solver.particles\", \"to\": \"out.particles\"}, {\"from\": \"out.particles\", \"to\": \"solver.particles\"}",
+       "", "already has a link"},
+      {"duplicate node id", "{\"id\": \"out\"", "{\"id\": \"tank\"", "", "duplicate node id \"tank\""},
+      {"inverted frame range", "[1, 3]", "[3, 1]", "", "frame_range: end 1 is before start 3"},
+      {"empty frame range", "[1, 3]", "[]", "", "frame_range: expected [start, end]"},
+      {"inverted --frames", "", "", "--frames 3-2", "--frames 3-2: end 2 is before start 3"},
+      {"--frames outside the range", "", "", "--frames 2-9", "outside the graph's frame_range 1-3"},
+      {"too many particles", "\"particle_radius\": 0.02", "\"particle_radius\": 0.0001", "",
+       "particles, needing about"},
+      {"path without frame token", "p.$F4.ply", "p.ply", "", "has no frame token ($F or $F4)"},
+      {"bad --set", "", "", "--set solver.substeps=-1", "--set solver.substeps=-1: expected an integer"},
+      {"--set unknown node", "", "", "--set solvr.substeps=3", "no node \"solvr\"; did you mean \"solver\"?"},
+  };
+  for (const auto& c : cases) {
+    SetUp();
+    const std::string g = graph(c.from, c.to);
+    const Result r = eddy("run " + g + " --out " + out() + " " + c.args);
+    EXPECT_EQ(r.status, 2) << c.name << ": " << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.name << ": " << r.output;
+    EXPECT_NE(r.output.find("eddy: error: "), std::string::npos) << c.name;
+    EXPECT_TRUE(out_is_empty()) << c.name << " wrote output";
+  }
+}
+
+TEST_F(Cli, TrueCycleIsNamed) {
+  // A cycle through a multi input (MergeColliders feeds itself).
+  const std::string g = write("c.eddy.json", R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 1],
+    "nodes": [{"id": "m1", "type": "MergeColliders"}, {"id": "m2", "type": "MergeColliders"}],
+    "links": [{"from": "m1.colliders", "to": "m2.colliders"}, {"from": "m2.colliders", "to": "m1.colliders"}]})");
+  const Result r = eddy("validate " + g);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("the graph has a cycle: m1 -> m2 -> m1"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, MissingGraphFileAndUnwritableOutputFolder) {
+  Result r = eddy("run " + (dir / "nope.eddy.json").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("nope.eddy.json: cannot open graph file"), std::string::npos) << r.output;
+  // An output folder below a regular file cannot be created.
+  const std::string file = write("plain.txt", "x");
+  r = eddy("run " + graph() + " --out " + file + "/sub");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("cannot create the output folder"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, NodesAndValidate) {
+  Result r = eddy("nodes");
+  ASSERT_EQ(r.status, 0);
+  for (const char* t : {"FluidBox", "ColliderBox", "ColliderSphere", "ColliderEllipsoid", "ColliderCapsule",
+                        "ColliderPlane", "MergeColliders", "PBFSolver", "WriteParticles"})
+    EXPECT_NE(r.output.find(t), std::string::npos) << t;
+  r = eddy("nodes PBFSolver");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("max_density_error"), std::string::npos);
+  EXPECT_NE(r.output.find("kg/m^3"), std::string::npos);
+  r = eddy("nodes FluidBx");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("did you mean \"FluidBox\"?"), std::string::npos);
+  r = eddy("nodes --json");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("\"type\": \"PBFSolver\""), std::string::npos);
+  r = eddy("validate " + graph());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("valid (4 nodes, 4 links, frames 1-3"), std::string::npos) << r.output;
+  r = eddy("run");
+  EXPECT_EQ(r.status, 2) << "missing argument";
+  r = eddy("frobnicate");
+  EXPECT_EQ(r.status, 2) << "unknown command";
+}
+
+TEST_F(Cli, ExamplesValidate) {
+  for (const auto& e : fs::directory_iterator(fs::path(EDDY_SOURCE_DIR) / "examples")) {
+    if (e.path().string().find(".eddy.json") == std::string::npos) continue;
+    const Result r = eddy("validate " + e.path().string());
+    EXPECT_EQ(r.status, 0) << e.path() << ": " << r.output;
+  }
+}
+
+}  // namespace
