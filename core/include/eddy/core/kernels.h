@@ -14,6 +14,12 @@ namespace eddy {
 
 constexpr float kPi = 3.14159265358979323846f;
 
+// A kernel value and its gradient, evaluated together (one square root).
+struct KernelSample {
+  float w;
+  Vec3f grad;
+};
+
 struct Poly6 {
   float h2, k, kg;
   EDDY_HD_INLINE explicit Poly6(float h)
@@ -61,6 +67,21 @@ struct CubicSpline {
     if (q <= 0.5f) return k * (6.0f * q * q * q - 6.0f * q * q + 1.0f);
     const float d = 1.0f - q;
     return k * 2.0f * d * d * d;
+  }
+  // W(|r|) and grad W(r) for r2 = |r|^2. Branch-free: neighbours sit on
+  // both sides of q = 1/2 (the nearest lattice neighbour is exactly there at
+  // h = 2 spacings), where a branch would be mispredicted half the time.
+  EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
+    const float rl = sqrtf(r2);
+    const float q = fminf(rl * inv_h, 1.0f);
+    const float d = 1.0f - q;
+    const bool inner = q <= 0.5f;
+    const float w_in = 6.0f * q * q * (q - 1.0f) + 1.0f, w_out = 2.0f * d * d * d;
+    const float g_in = q * (3.0f * q - 2.0f), g_out = -d * d;
+    const float w = k * (inner ? w_in : w_out);
+    const float dwdq = inner ? g_in : g_out;
+    const float scale = rl > 1e-9f * h ? kg * dwdq * inv_h / rl : 0.0f;
+    return {w, r * scale};
   }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
     const float rl = length(r);

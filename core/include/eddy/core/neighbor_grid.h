@@ -27,11 +27,14 @@
 
 namespace eddy {
 
+// CSR neighbour lists. Each list has one spare slot at its end (so the fill
+// loop can store unconditionally and advance on a hit): the list of i is
+// indices[offsets[i], offsets[i + 1] - 1).
 struct NeighborView {
   const uint32_t* offsets;  // (n + 1) x 1
   const uint32_t* indices;  // offsets[n] x 1
   EDDY_HD_INLINE uint32_t begin(uint32_t i) const { return offsets[i]; }
-  EDDY_HD_INLINE uint32_t end(uint32_t i) const { return offsets[i + 1]; }
+  EDDY_HD_INLINE uint32_t end(uint32_t i) const { return offsets[i + 1] - 1u; }
 };
 
 namespace grid {
@@ -77,6 +80,71 @@ EDDY_HD_INLINE uint32_t lower_bound(const uint64_t* keys, uint32_t n, uint64_t k
   }
   return lo;
 }
+
+// The candidates of one cell: the particles of its 27 neighbour cells, as
+// sorted positions q, gathered into a contiguous buffer.
+struct Candidates {
+  static constexpr uint32_t kMax = 512;
+  float x[kMax], y[kMax], z[kMax];
+  uint32_t q[kMax];
+  uint32_t m = 0;  // total candidates (may exceed kMax: then read in place)
+
+  EDDY_HD_INLINE void gather(const uint32_t* nb, const uint32_t* cell_start, const Vec3f* xs) {
+    m = 0;
+    for (int s = 0; s < 27; ++s) {
+      const uint32_t cell = nb[s];
+      if (cell == kNoCell) continue;
+      for (uint32_t p = cell_start[cell], e = cell_start[cell + 1]; p < e; ++p, ++m) {
+        if (m >= kMax) continue;
+        x[m] = xs[p].x;
+        y[m] = xs[p].y;
+        z[m] = xs[p].z;
+        q[m] = p;
+      }
+    }
+  }
+  // Neighbours of sorted particle k (at xi) within h: candidates other than k.
+  EDDY_HD_INLINE uint32_t count(uint32_t k, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
+                                const Vec3f* xs) const {
+    uint32_t c = 0;
+    if (m <= kMax) {
+      for (uint32_t t = 0; t < m; ++t) {
+        const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
+        c += (dx * dx + dy * dy + dz * dz < h2) & (q[t] != k);
+      }
+      return c;
+    }
+    for (int s = 0; s < 27; ++s) {
+      const uint32_t cell = nb[s];
+      if (cell == kNoCell) continue;
+      for (uint32_t p = cell_start[cell], e = cell_start[cell + 1]; p < e; ++p)
+        c += (length2(xi - xs[p]) < h2) & (p != k);
+    }
+    return c;
+  }
+  // Writes the particle indices order[q] of those neighbours to out (which
+  // has one spare slot: stores are unconditional).
+  EDDY_HD_INLINE void fill(uint32_t k, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
+                           const Vec3f* xs, const uint32_t* order, uint32_t* out) const {
+    uint32_t w = 0;
+    if (m <= kMax) {
+      for (uint32_t t = 0; t < m; ++t) {
+        const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
+        out[w] = order[q[t]];
+        w += (dx * dx + dy * dy + dz * dz < h2) & (q[t] != k);
+      }
+      return;
+    }
+    for (int s = 0; s < 27; ++s) {
+      const uint32_t cell = nb[s];
+      if (cell == kNoCell) continue;
+      for (uint32_t p = cell_start[cell], e = cell_start[cell + 1]; p < e; ++p) {
+        out[w] = order[p];
+        w += (length2(xi - xs[p]) < h2) & (p != k);
+      }
+    }
+  }
+};
 
 }  // namespace grid
 
@@ -148,7 +216,27 @@ class NeighborGrid {
         cell_keys[cell_of[k]] = keys[k];
       }
     });
+    // Neighbour cells: through a dense table of the occupied box when it is
+    // small (a few entries per particle), else by binary search in the
+    // sorted cell keys (particles spread far apart).
+    const int dims[3] = {int(fminf(ext.x, float(grid::kMaxCoord))) + 1, int(fminf(ext.y, float(grid::kMaxCoord))) + 1,
+                         int(fminf(ext.z, float(grid::kMaxCoord))) + 1};
+    const double dense_cells = double(dims[0]) * dims[1] * dims[2];
+    const bool dense = dense_cells <= 4.0 * n + 65536.0;
+    uint32_t* table = nullptr;
+    if (dense) {
+      ensure(dense_, size_t(dense_cells));
+      table = dense_.data();
+      ex_.for_each(uint32_t(dense_cells), [=] EDDY_HD(uint32_t q) { table[q] = grid::kNoCell; });
+      const int dx_ = dims[0], dy_ = dims[1];
+      ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+        const uint64_t key = cell_keys[c];
+        const uint32_t cx = grid::compact_bits(key), cy = grid::compact_bits(key >> 1), cz = grid::compact_bits(key >> 2);
+        table[(size_t(cz) * dy_ + cy) * dx_ + cx] = c;
+      });
+    }
     uint32_t* cell_nbr = cell_nbr_.data();
+    const int d0 = dims[0], d1 = dims[1], d2 = dims[2];
     ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
       const uint64_t key = cell_keys[c];
       const int cx = static_cast<int>(grid::compact_bits(key));
@@ -160,8 +248,11 @@ class NeighborGrid {
           for (int dx = -1; dx <= 1; ++dx, ++slot) {
             const int nx = cx + dx, ny = cy + dy, nz = cz + dz;
             uint32_t id = grid::kNoCell;
-            if (nx >= 0 && ny >= 0 && nz >= 0 && nx <= int(grid::kMaxCoord) && ny <= int(grid::kMaxCoord) &&
-                nz <= int(grid::kMaxCoord)) {
+            if (table) {
+              if (nx >= 0 && ny >= 0 && nz >= 0 && nx < d0 && ny < d1 && nz < d2)
+                id = table[(size_t(nz) * d1 + ny) * d0 + nx];
+            } else if (nx >= 0 && ny >= 0 && nz >= 0 && nx <= int(grid::kMaxCoord) && ny <= int(grid::kMaxCoord) &&
+                       nz <= int(grid::kMaxCoord)) {
               const uint64_t nk = grid::morton(uint32_t(nx), uint32_t(ny), uint32_t(nz));
               const uint32_t at = grid::lower_bound(cell_keys, ncells, nk);
               if (at < ncells && cell_keys[at] == nk) id = at;
@@ -186,6 +277,12 @@ class NeighborGrid {
 
   // Neighbour lists of the positions x the grid was built on (or positions
   // that moved less than the margin the caller accounts for).
+  //
+  // Work goes cell by cell: the candidates of a cell's 27 neighbour cells are
+  // gathered once into a small contiguous buffer (structure of arrays) and
+  // every particle of the cell is tested against it in a loop the compiler
+  // vectorises. A cell with more candidates than the buffer holds (dense
+  // clumps, everything in one cell) reads them in place instead.
   void find_neighbors(const Vec3f* x) {
     const uint32_t n = n_;
     ensure(offsets_, n + 1);
@@ -196,43 +293,31 @@ class NeighborGrid {
     }
     const float h2 = h_ * h_;
     const uint32_t* order = order_.data();
-    const uint32_t* cell_of = cell_of_.data();
     const uint32_t* cell_start = cell_start_.data();
     const uint32_t* cell_nbr = cell_nbr_.data();
     uint32_t* counts = offsets_.data();
-    ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
-      const uint32_t i = order[k];
-      const Vec3f xi = x[i];
-      const uint32_t* nb = cell_nbr + size_t(cell_of[k]) * 27;
-      uint32_t c = 0;
-      for (int s = 0; s < 27; ++s) {
-        const uint32_t cell = nb[s];
-        if (cell == grid::kNoCell) continue;
-        for (uint32_t q = cell_start[cell], e = cell_start[cell + 1]; q < e; ++q) {
-          const uint32_t j = order[q];
-          c += (j != i && length2(xi - x[j]) < h2) ? 1u : 0u;
-        }
-      }
-      counts[i] = c;
+    // Positions in sorted order: each cell's particles are contiguous.
+    ensure(sorted_x_, n);
+    Vec3f* xs = sorted_x_.data();
+    ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
+    const uint32_t ncells = cells_;
+    ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+      grid::Candidates cand;
+      cand.gather(cell_nbr + size_t(c) * 27, cell_start, xs);
+      for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
+        counts[order[k]] = cand.count(k, xs[k], h2, cell_nbr + size_t(c) * 27, cell_start, xs) + 1u;  // + spare slot
     });
     ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
-    pairs_ = ex_.exclusive_scan(counts, counts, n + 1);
-    if (indices_.size() < pairs_) indices_.resize(size_t(pairs_) + pairs_ / 4);  // headroom: rare regrowth
+    const uint32_t slots = ex_.exclusive_scan(counts, counts, n + 1);
+    pairs_ = slots - n;
+    if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);  // headroom: rare regrowth
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
-    ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
-      const uint32_t i = order[k];
-      const Vec3f xi = x[i];
-      const uint32_t* nb = cell_nbr + size_t(cell_of[k]) * 27;
-      uint32_t w = offsets[i];
-      for (int s = 0; s < 27; ++s) {
-        const uint32_t cell = nb[s];
-        if (cell == grid::kNoCell) continue;
-        for (uint32_t q = cell_start[cell], e = cell_start[cell + 1]; q < e; ++q) {
-          const uint32_t j = order[q];
-          if (j != i && length2(xi - x[j]) < h2) indices[w++] = j;
-        }
-      }
+    ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+      grid::Candidates cand;
+      cand.gather(cell_nbr + size_t(c) * 27, cell_start, xs);
+      for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
+        cand.fill(k, xs[k], h2, cell_nbr + size_t(c) * 27, cell_start, xs, order, indices + offsets[order[k]]);
     });
   }
 
@@ -248,7 +333,8 @@ class NeighborGrid {
   // Bytes held by the grid and the neighbour lists.
   size_t memory_bytes() const {
     return keys_.size() * 8 + order_.size() * 4 + head_.size() * 4 + cell_of_.size() * 4 + cell_keys_.size() * 8 +
-           cell_start_.size() * 4 + cell_nbr_.size() * 4 + offsets_.size() * 4 + indices_.size() * 4;
+           cell_start_.size() * 4 + cell_nbr_.size() * 4 + offsets_.size() * 4 + indices_.size() * 4 +
+           sorted_x_.size() * sizeof(Vec3f) + dense_.size() * 4;
   }
 
  private:
@@ -266,6 +352,8 @@ class NeighborGrid {
   Vec<uint64_t> cell_keys_;
   Vec<uint32_t> cell_start_, cell_nbr_;
   Vec<uint32_t> offsets_, indices_;
+  Vec<Vec3f> sorted_x_;
+  Vec<uint32_t> dense_;
 };
 
 }  // namespace eddy

@@ -52,7 +52,28 @@ struct PbfKernels {
   EDDY_HD_INLINE explicit PbfKernels(float h, int k) : poly6(h), spiky(h), cubic(h), kind(k) {}
   EDDY_HD_INLINE float W(float r2) const { return kind == 0 ? poly6.W(r2) : cubic.W(r2); }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
+  // Density kernel value and gradient-kernel gradient at r, |r|^2 = r2.
+  EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
+    if (kind == 0) return {poly6.W(r2), spiky.grad(r)};
+    return cubic.eval(r, r2);
+  }
 };
+
+// x^n for the s_corr exponent: repeated squaring when n is a small integer
+// (the default 4), powf otherwise.
+EDDY_HD_INLINE float scorr_pow(float x, float n) {
+  if (n == 4.0f) {
+    const float x2 = x * x;
+    return x2 * x2;
+  }
+  const int ni = int(n);
+  if (float(ni) == n && ni >= 1 && ni <= 8) {
+    float y = x;
+    for (int k = 1; k < ni; ++k) y *= x;
+    return y;
+  }
+  return powf(x, n);
+}
 
 // The walls as rest-density fluid beyond the collider surface: at distance d
 // a half-space adds psi(d) to density / rho0, with derivative dpsi(d), and
@@ -280,14 +301,16 @@ class PbfSolverT final : public PbfSolver {
       float wsum = w0;
       Vec3f gi = vec3(0.0f);  // sum_j grad W_ij
       float g2 = 0.0f;        // sum_j |grad W_ij|^2
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-        const Vec3f r = xi - xp[nb.indices[q]];
-        wsum += K.W(length2(r));
-        if (with_lambda) {
-          const Vec3f g = K.grad(r);
-          gi += g;
-          g2 += length2(g);
+      if (with_lambda) {
+        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+          const Vec3f r = xi - xp[nb.indices[q]];
+          const KernelSample ks = K.eval(r, length2(r));
+          wsum += ks.w;
+          gi += ks.grad;
+          g2 += length2(ks.grad);
         }
+      } else {
+        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) wsum += K.W(length2(xi - xp[nb.indices[q]]));
       }
       // density / rho0, from the particles and the walls
       float rel = wsum * c.mass * c.inv_rho0;
@@ -350,12 +373,9 @@ class PbfSolverT final : public PbfSolver {
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
         const Vec3f r = xi - xp[j];
-        float scorr = 0.0f;
-        if (c.scorr_scale > 0.0f) {
-          const float ratio = K.W(length2(r)) * c.scorr_inv_wdq;
-          scorr = -c.scorr_scale * powf(ratio, c.scorr_n);
-        }
-        d += K.grad(r) * (li + lambda[j] + scorr);
+        const KernelSample ks = K.eval(r, length2(r));
+        const float scorr = -c.scorr_scale * scorr_pow(ks.w * c.scorr_inv_wdq, c.scorr_n);
+        d += ks.grad * (li + lambda[j] + scorr);
       }
       dp[i] = d * c.volume0 + wall_dp[i];
     });
@@ -446,8 +466,9 @@ class PbfSolverT final : public PbfSolver {
         const Vec3f r = xi - xp[j];
         const Vec3f vij = v[j] - vi;
         const float Vj = c.mass / density[j];
-        dv += vij * (Vj * K.W(length2(r)));
-        if (vort) w += cross(K.grad(r), vij) * Vj;
+        const KernelSample ks = K.eval(r, length2(r));
+        dv += vij * (Vj * ks.w);
+        if (vort) w += cross(ks.grad, vij) * Vj;
       }
       v_new[i] = vi + dv * cx;
       omega[i] = w;
