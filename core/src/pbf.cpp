@@ -140,9 +140,22 @@ PbfConstants pbf_constants(const PbfParams& p, float radius) {
   return c;
 }
 
-PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt, int substeps, int frame,
-                                float particle_radius, const SubstepProgress& progress) {
-  if (substeps < 1) throw Error("PBF: substeps must be >= 1");
+int pbf_substeps(const SubstepPolicy& policy, float max_speed, float gravity, double frame_dt, float radius) {
+  if (policy.min_substeps < 1) throw Error("PBF: substeps must be >= 1");
+  if (policy.max_substeps < policy.min_substeps) throw Error("PBF: max_substeps must be >= substeps");
+  int n = policy.min_substeps;
+  if (policy.cfl > 0 && radius > 0) {
+    const double travel = (double(max_speed) + double(gravity) * frame_dt) * frame_dt;
+    const double per_step = double(policy.cfl) * 2.0 * radius;
+    n = std::max(n, int(std::ceil(travel / per_step)));
+  }
+  return std::min(n, policy.max_substeps);
+}
+
+PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt, const SubstepPolicy& policy,
+                                int frame, float particle_radius, const SubstepProgress& progress) {
+  const int substeps =
+      pbf_substeps(policy, solver.max_speed(), length(solver.params().gravity), frame_dt, particle_radius);
   PbfFrameStats f;
   const float dt = static_cast<float>(frame_dt / substeps);
   const float diameter = 2.0f * particle_radius;

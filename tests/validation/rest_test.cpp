@@ -57,7 +57,8 @@ Stats measure(const Points& p, float rho0, float spacing) {
 }
 
 // A 1.0 x 0.48 x 0.4 m block of water (r = 2 cm, 3000 particles) in a tank
-// 1 m wide, at 24 fps with 4 substeps (dt = 10.4 ms) and default parameters,
+// 1 m wide, at 24 fps with at least 4 substeps (dt <= 10.4 ms; the CFL condition
+// adds more while it sloshes) and default parameters,
 // settled for 3 s, then watched for 1 s. Speeds are judged against
 // sqrt(g H) = 2.2 m/s, the speed of waves on this depth; the surface
 // against the particle spacing.

@@ -84,10 +84,14 @@ class PbfNode final : public Node {
     solver_->set_colliders(colliders);
 
     if (ctx.previous()) {
-      const int substeps = int(ctx.param_int("substeps"));
+      const SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
+                                 float(ctx.param_float("cfl"))};
+      if (policy.max_substeps < policy.min_substeps)
+        throw Error("parameter 'max_substeps' (" + std::to_string(policy.max_substeps) +
+                    ") is below 'substeps' (" + std::to_string(policy.min_substeps) + ")");
       const double t0 = (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps();
       const PbfFrameStats st = pbf_advance_frame(
-          *solver_, t0, 1.0 / ctx.fps(), substeps, ctx.frame(), from->radius,
+          *solver_, t0, 1.0 / ctx.fps(), policy, ctx.frame(), from->radius,
           [&](int s, int n, const PbfStepStats& ss) {
             char buf[96];
             std::snprintf(buf, sizeof buf, "substep %d/%d, %d iterations", s, n, ss.iterations);
@@ -131,7 +135,12 @@ void register_pbf(Registry& r) {
       .input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
       .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
       .output("particles", "points", "Particles with P, v, density and the input's attributes (id, ...).")
-      .param_int("substeps", 4, 1, 1000, "", "Substeps per frame; dt = 1 / (fps x substeps).")
+      .param_int("substeps", 2, 1, 1000, "", "Fewest substeps per frame; dt = 1 / (fps x substeps).")
+      .param_int("max_substeps", 16, 1, 1000, "",
+                 "Most substeps per frame, when the CFL condition asks for more than `substeps`.")
+      .param_float("cfl", 0.5, 0.0, 10.0, "diameters",
+                   "CFL condition: take enough substeps that the fastest particle moves at most this many particle "
+                   "diameters in one (0: always `substeps`).")
       .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
       .param_float("rest_density", d.rest_density, 1.0, 1e5, "kg/m^3", "Rest density rho0 (water: 1000).")
       .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
@@ -167,6 +176,12 @@ void register_pbf(Registry& r) {
       .param_float("max_cfl", d.max_cfl, 0.1, 10000.0, "diameters",
                    "Stop with an error when the fastest particle moves more than this many particle diameters in "
                    "one substep (a blow-up).");
+  s.check = [](const ParamSet& p, const CheckContext& c) {
+    const int64_t lo = std::get<int64_t>(p.at("substeps")), hi = std::get<int64_t>(p.at("max_substeps"));
+    if (hi < lo)
+      throw Error(c.where + ".params.max_substeps: " + std::to_string(hi) + " is below substeps (" +
+                  std::to_string(lo) + ")");
+  };
   r.add(std::move(s.make<PbfNode>()));
 }
 

@@ -154,7 +154,7 @@ TEST(Pbf, NonFiniteStateStopsTheFrameWithItsNumber) {
   auto s = make_pbf_solver_cpu(PbfParams{});
   s->load(start);
   try {
-    pbf_advance_frame(*s, 0.0, 1.0 / 24, 2, 17, start.radius);
+    pbf_advance_frame(*s, 0.0, 1.0 / 24, SubstepPolicy{2, 2, 0.0f}, 17, start.radius);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("simulation became unstable at frame 17 (substep 1 of 2)"), std::string::npos)
@@ -169,7 +169,7 @@ TEST(Pbf, RunawaySpeedStopsTheFrameWithItsNumber) {
   auto s = make_pbf_solver_cpu(PbfParams{});
   s->load(start);
   try {
-    pbf_advance_frame(*s, 0.0, 1.0 / 24, 4, 3, start.radius);
+    pbf_advance_frame(*s, 0.0, 1.0 / 24, SubstepPolicy{4, 4, 0.0f}, 3, start.radius);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unstable at frame 3"), std::string::npos) << e.what();
@@ -222,6 +222,24 @@ TEST(Pbf, ParticlesStayInsideTheirContainer) {
     ASSERT_TRUE(q.y >= lo.y + 0.02f - 1e-5f && q.y <= hi.y - 0.02f + 1e-5f) << q.y;
     ASSERT_TRUE(q.z >= lo.z + 0.02f - 1e-5f && q.z <= hi.z - 0.02f + 1e-5f) << q.z;
   }
+}
+
+}  // namespace
+}  // namespace eddy
+
+namespace eddy {
+namespace {
+
+TEST(Pbf, SubstepsFollowTheCflCondition) {
+  // r = 1 cm, 24 fps: at rest gravity alone adds 0.41 m/s over the frame,
+  // 1.7 cm of travel: under one diameter at cfl 1, two diameters at cfl 0.5.
+  const double dt = 1.0 / 24;
+  EXPECT_EQ(pbf_substeps({2, 16, 0.5f}, 0.0f, 9.81f, dt, 0.01f), 2);
+  // 3 m/s: (3 + 0.41) / 24 = 14.2 cm = 7.1 diameters, at half a diameter per substep: 15.
+  EXPECT_EQ(pbf_substeps({2, 16, 0.5f}, 3.0f, 9.81f, dt, 0.01f), 15);
+  EXPECT_EQ(pbf_substeps({2, 8, 0.5f}, 3.0f, 9.81f, dt, 0.01f), 8);  // capped
+  EXPECT_EQ(pbf_substeps({3, 16, 0.0f}, 30.0f, 9.81f, dt, 0.01f), 3);  // off
+  EXPECT_THROW(pbf_substeps({0, 16, 0.5f}, 0.0f, 9.81f, dt, 0.01f), Error);
 }
 
 }  // namespace

@@ -87,10 +87,13 @@ class PbfSolver {
   virtual PbfStageTimes stage_times() const = 0;
   // Mass of one particle (kg), from the rest density and the lattice.
   virtual float particle_mass() const = 0;
+  // Fastest particle of the current state, m/s.
+  float max_speed() const { return max_speed_; }
 
  protected:
   explicit PbfSolver(const PbfParams& p) : params_(p) {}
   PbfParams params_;
+  float max_speed_ = 0.0f;
 };
 
 // Checks parameter ranges; throws eddy::Error naming the parameter.
@@ -98,11 +101,24 @@ void validate(const PbfParams& p);
 
 std::unique_ptr<PbfSolver> make_pbf_solver_cpu(const PbfParams& p, int threads = 0);
 
+// How a frame is cut into substeps: at least `min_substeps`, more when the
+// fastest particle would otherwise travel more than `cfl` particle diameters
+// in one substep (the CFL condition, from the speed at the frame's start plus
+// what gravity adds over the frame), at most `max_substeps`. cfl = 0 keeps
+// min_substeps always.
+struct SubstepPolicy {
+  int min_substeps = 2;
+  int max_substeps = 16;
+  float cfl = 0.5f;
+};
+// The substep count for one frame.
+int pbf_substeps(const SubstepPolicy& policy, float max_speed, float gravity, double frame_dt, float particle_radius);
+
 // Progress of a frame: substep (1-based) of substeps, iterations of that substep.
 using SubstepProgress = std::function<void(int substep, int substeps, const PbfStepStats&)>;
 
 struct PbfFrameStats {
-  int substeps = 0;
+  int substeps = 0;                // substeps taken
   float mean_iterations = 0;
   float mean_density_error = 0;  // %, mean over the substeps
   float max_density_error = 0;   // %, max over the substeps
@@ -110,11 +126,11 @@ struct PbfFrameStats {
   float max_cfl = 0;             // max speed * dt / particle diameter
 };
 
-// Advances one frame of frame_dt seconds in `substeps` equal substeps,
+// Advances one frame of frame_dt seconds in equal substeps (pbf_substeps),
 // starting at simulation time `time`. Throws eddy::Error naming `frame` when
 // the simulation becomes unstable (non-finite values, or a speed beyond the
 // max_cfl bound).
-PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt, int substeps, int frame,
-                                float particle_radius, const SubstepProgress& progress = {});
+PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt, const SubstepPolicy& policy,
+                                int frame, float particle_radius, const SubstepProgress& progress = {});
 
 }  // namespace eddy

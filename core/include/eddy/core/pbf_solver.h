@@ -10,6 +10,7 @@
 //   update velocity    v = (x* - x) / dt, wall friction/restitution   (line 21)
 //   non-pressure       vorticity confinement, XSPH viscosity          (line 22)
 //   commit             x = x*                                          (line 23)
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -150,6 +151,8 @@ class PbfSolverT final : public PbfSolver {
     ex_.upload(wall_table_, table.data(), table.size());
     ex_.upload(x_, pts.P(), n_);
     ex_.upload(v_, pts.v(), n_);
+    max_speed_ = 0.0f;
+    for (uint32_t i = 0; i < n_; ++i) max_speed_ = std::max(max_speed_, length(pts.v()[i]));
     for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_dp_, &tmp3_}) buf->resize(n_);
     for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
     carried_.clear();
@@ -506,6 +509,7 @@ class PbfSolverT final : public PbfSolver {
         SumOp{});
     s.max_speed = sqrtf(st.speed2_max);
     s.nonfinite = st.nonfinite;
+    max_speed_ = s.max_speed;
   }
 
  private:
