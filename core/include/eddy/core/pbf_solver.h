@@ -337,11 +337,20 @@ class PbfSolverT final : public PbfSolver {
           ++nw;
         }
       }
+      // The walls' s_corr balances the push the liquid's own s_corr gives
+      // particles towards the wall, so it scales with how full the liquid
+      // neighbourhood is: 0 for a lone droplet (which then rests on the wall
+      // instead of hovering), 1 from a half-full neighbourhood up (measured
+      // on the settling tank: scaling all the way to a full one lets the wall
+      // layer jitter, mean speed 0.048 against 0.017 m/s).
+      const float self = w0 * c.mass * c.inv_rho0;
+      const float room = keep - self;  // what a full liquid neighbourhood adds besides self
+      const float full = room > 1e-6f ? fminf(fmaxf(2.0f * (rel - self) / room, 0.0f), 1.0f) : 1.0f;
       rel += 1.0f - keep;
       for (int w = 0; w < nw; ++w) {
         const float others = keep / (1.0f - near[w].psi);
         wg += normal[w] * (near[w].dpsi * others);
-        ws += normal[w] * (near[w].scorr * others);
+        ws += normal[w] * (near[w].scorr * others * full);
       }
       density[i] = rel / c.inv_rho0;
       const float C = fmaxf(rel - 1.0f, 0.0f);
@@ -425,7 +434,8 @@ class PbfSolverT final : public PbfSolver {
     Vec3f* v = v_.data();
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = ncoll_;
-    const float band = 1.5f * c_.r;
+    const float band = 1.5f * c_.r;              // friction acts within this distance of a wall
+    const float touch = c_.r * (1.0f + 1e-3f);   // restitution only on contact (projected to r)
     const float inv_dt = 1.0f / dt;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f pre = v[i];
@@ -437,7 +447,7 @@ class PbfSolverT final : public PbfSolver {
         const Vec3f rel = vn - col.velocity;
         const float un_pre = dot(pre - col.velocity, sd.normal);
         float un = dot(rel, sd.normal);
-        if (un_pre < 0.0f) un = fmaxf(un, -col.restitution * un_pre);
+        if (un_pre < 0.0f && sd.distance <= touch) un = fmaxf(un, -col.restitution * un_pre);
         const Vec3f ut = rel - sd.normal * dot(rel, sd.normal);
         const float impulse = fmaxf(un - un_pre, 0.0f);
         const float ut_len = length(ut);
