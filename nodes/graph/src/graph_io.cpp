@@ -184,6 +184,37 @@ std::pair<std::string, std::string> split_endpoint(const json& j, const std::str
   return {s.substr(0, dot), s.substr(dot + 1)};
 }
 
+// "; did you mean \"x\"?" when a candidate is close to `word`, else "".
+std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string near = closest_match(word, candidates);
+  return near.empty() ? "" : "; did you mean \"" + near + "\"?";
+}
+
+std::vector<std::string> param_names(const NodeSpec& spec) {
+  std::vector<std::string> names;
+  for (const auto& p : spec.params) names.push_back(p.name);
+  return names;
+}
+
+// The socket `name` of a node (outputs or inputs), or an error at `where`
+// listing the ones it has.
+const SocketSpec& socket_of(const GraphNode& n, const std::vector<SocketSpec>& sockets, const std::string& name,
+                            const char* kind, const std::string& where) {
+  std::vector<std::string> names;
+  for (const auto& s : sockets) {
+    if (s.name == name) return s;
+    names.push_back(s.name);
+  }
+  throw Error(where + ": " + n.type + " \"" + n.id + "\" has no " + kind + " \"" + name + "\"" +
+              suggestion(name, names) + " (" + kind + "s: " + list_names(sockets) + ")");
+}
+
+std::string unknown_type(const Registry& reg, const std::string& type, const std::string& where) {
+  const std::string near = reg.closest(type);
+  return where + ".type: unknown node type \"" + type + "\"" +
+         (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)";
+}
+
 std::pair<int, int> line_col(const std::string& text, std::size_t byte) {
   int line = 1, col = 1;
   for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
@@ -251,20 +282,10 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
     index.emplace(n.id, i);
     ids.push_back(n.id);
     const NodeSpec* spec = reg.find(n.type);
-    if (!spec) {
-      const std::string near = reg.closest(n.type);
-      throw Error(w + ".type: unknown node type \"" + n.type + "\"" +
-                  (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)");
-    }
+    if (!spec) throw Error(unknown_type(reg, n.type, w));
     for (const auto& [name, value] : n.params) {
       const ParamSpec* p = spec->find_param(name);
-      if (!p) {
-        std::vector<std::string> names;
-        for (const auto& q : spec->params) names.push_back(q.name);
-        const std::string near = closest_match(name, names);
-        throw Error(w + ".params." + name + ": unknown parameter of " + n.type +
-                    (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-      }
+      if (!p) throw Error(w + ".params." + name + ": unknown parameter of " + n.type + suggestion(name, param_names(*spec)));
       // Re-validate values set in code (the file path validated them already).
       param_from_json(*p, param_to_json(value), w + ".params." + name);
     }
@@ -277,35 +298,15 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
     const std::string w = "links[" + std::to_string(k) + "]";
     auto node_of = [&](const std::string& id, const char* end) -> const GraphNode& {
       auto it = index.find(id);
-      if (it == index.end()) {
-        const std::string near = closest_match(id, ids);
-        throw Error(w + "." + end + ": no node \"" + id + "\"" +
-                    (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-      }
+      if (it == index.end()) throw Error(w + "." + end + ": no node \"" + id + "\"" + suggestion(id, ids));
       return g.nodes[it->second];
     };
     const GraphNode& a = node_of(l.from_node, "from");
     const GraphNode& b = node_of(l.to_node, "to");
     const NodeSpec* sa = reg.find(a.type);
     const NodeSpec* sb = reg.find(b.type);
-    const SocketSpec* out = sa->find_output(l.from_socket);
-    if (!out) {
-      std::vector<std::string> names;
-      for (const auto& s : sa->outputs) names.push_back(s.name);
-      const std::string near = closest_match(l.from_socket, names);
-      throw Error(w + ".from: " + a.type + " \"" + a.id + "\" has no output \"" + l.from_socket + "\"" +
-                  (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (outputs: " + list_names(sa->outputs) +
-                  ")");
-    }
-    const SocketSpec* in = sb->find_input(l.to_socket);
-    if (!in) {
-      std::vector<std::string> names;
-      for (const auto& s : sb->inputs) names.push_back(s.name);
-      const std::string near = closest_match(l.to_socket, names);
-      throw Error(w + ".to: " + b.type + " \"" + b.id + "\" has no input \"" + l.to_socket + "\"" +
-                  (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (inputs: " + list_names(sb->inputs) +
-                  ")");
-    }
+    const SocketSpec* out = &socket_of(a, sa->outputs, l.from_socket, "output", w + ".from");
+    const SocketSpec* in = &socket_of(b, sb->inputs, l.to_socket, "input", w + ".to");
     if (out->type != in->type)
       throw Error(w + ": cannot connect \"" + a.id + "." + out->name + "\" (" + out->type + ") to \"" + b.id + "." +
                   in->name + "\" (" + in->type + ")");
@@ -426,24 +427,14 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
         n.position = {p[0].get<double>(), p[1].get<double>()};
       }
       const NodeSpec* spec = reg.find(n.type);
-      if (!spec) {
-        const std::string near = reg.closest(n.type);
-        throw Error(wn + ".type: unknown node type \"" + n.type + "\"" +
-                    (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)");
-      }
+      if (!spec) throw Error(unknown_type(reg, n.type, wn));
       n.params = default_params(*spec);
       if (jn.contains("params")) {
         const json& jp = jn["params"];
         if (!jp.is_object()) throw Error(wn + ".params: expected an object, got " + shown(jp));
         for (const auto& [k, v] : jp.items()) {
           const ParamSpec* p = spec->find_param(k);
-          if (!p) {
-            std::vector<std::string> names;
-            for (const auto& q : spec->params) names.push_back(q.name);
-            const std::string near = closest_match(k, names);
-            throw Error(wn + ".params." + k + ": unknown parameter of " + n.type +
-                        (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-          }
+          if (!p) throw Error(wn + ".params." + k + ": unknown parameter of " + n.type + suggestion(k, param_names(*spec)));
           n.params[k] = param_from_json(*p, v, wn + ".params." + k);
         }
       }
@@ -517,19 +508,14 @@ void apply_override(Graph& g, const Registry& reg, const std::string& a) {
   if (!n) {
     std::vector<std::string> ids;
     for (const auto& x : g.nodes) ids.push_back(x.id);
-    const std::string near = closest_match(node, ids);
-    throw Error(w + ": no node \"" + node + "\"" + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+    throw Error(w + ": no node \"" + node + "\"" + suggestion(node, ids));
   }
   const NodeSpec* spec = reg.find(n->type);
-  const ParamSpec* p = spec ? spec->find_param(param) : nullptr;
-  if (!p) {
-    std::vector<std::string> names;
-    if (spec)
-      for (const auto& q : spec->params) names.push_back(q.name);
-    const std::string near = closest_match(param, names);
+  if (!spec) throw Error(w + ": unknown node type \"" + n->type + "\"");
+  const ParamSpec* p = spec->find_param(param);
+  if (!p)
     throw Error(w + ": " + n->type + " \"" + node + "\" has no parameter \"" + param + "\"" +
-                (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-  }
+                suggestion(param, param_names(*spec)));
   n->params[param] = parse_param_text(*p, value, w);
 }
 
