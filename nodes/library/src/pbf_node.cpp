@@ -69,17 +69,18 @@ class PbfNode final : public Node {
     if (!(from->radius > 0))
       throw Error("input 'particles' carries no particle radius; emit them with FluidBox (or set their radius)");
 
+    std::vector<Collider> colliders;
+    for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
+      const auto c = ctx.input<Colliders>("colliders", k);
+      colliders.insert(colliders.end(), c->shapes.begin(), c->shapes.end());
+    }
     const bool fresh = !solver_ || sig != params_sig_ || from != last_;
     if (fresh) {
       solver_ = ctx.param_string("device") == "cuda" ? gpu::make_pbf_solver_cuda(p)
                                                      : make_pbf_solver_cpu(p, ctx.threads());
       params_sig_ = sig;
+      solver_->set_colliders(colliders);  // first, so the loaded state's density counts the walls
       solver_->load(*from);
-    }
-    std::vector<Collider> colliders;
-    for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
-      const auto c = ctx.input<Colliders>("colliders", k);
-      colliders.insert(colliders.end(), c->shapes.begin(), c->shapes.end());
     }
     solver_->set_colliders(colliders);
 
