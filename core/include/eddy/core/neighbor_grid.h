@@ -81,15 +81,15 @@ EDDY_HD_INLINE uint32_t lower_bound(const uint64_t* keys, uint32_t n, uint64_t k
   return lo;
 }
 
-// The candidates of one cell: the particles of its 27 neighbour cells, as
-// sorted positions q, gathered into a contiguous buffer.
+// The candidates of one cell: the particles of its 27 neighbour cells,
+// gathered into a contiguous buffer (positions and particle indices).
 struct Candidates {
   static constexpr uint32_t kMax = 512;
   float x[kMax], y[kMax], z[kMax];
-  uint32_t q[kMax];
+  uint32_t id[kMax];
   uint32_t m = 0;  // total candidates (may exceed kMax: then read in place)
 
-  EDDY_HD_INLINE void gather(const uint32_t* nb, const uint32_t* cell_start, const Vec3f* xs) {
+  EDDY_HD_INLINE void gather(const uint32_t* nb, const uint32_t* cell_start, const Vec3f* xs, const uint32_t* order) {
     m = 0;
     for (int s = 0; s < 27; ++s) {
       const uint32_t cell = nb[s];
@@ -99,18 +99,18 @@ struct Candidates {
         x[m] = xs[p].x;
         y[m] = xs[p].y;
         z[m] = xs[p].z;
-        q[m] = p;
+        id[m] = order[p];
       }
     }
   }
-  // Neighbours of sorted particle k (at xi) within h: candidates other than k.
-  EDDY_HD_INLINE uint32_t count(uint32_t k, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
-                                const Vec3f* xs) const {
+  // Neighbours of particle i (at xi) within h: candidates other than i.
+  EDDY_HD_INLINE uint32_t count(uint32_t i, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
+                                const Vec3f* xs, const uint32_t* order) const {
     uint32_t c = 0;
     if (m <= kMax) {
       for (uint32_t t = 0; t < m; ++t) {
         const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
-        c += (dx * dx + dy * dy + dz * dz < h2) & (q[t] != k);
+        c += (dx * dx + dy * dy + dz * dz < h2) & (id[t] != i);
       }
       return c;
     }
@@ -118,20 +118,20 @@ struct Candidates {
       const uint32_t cell = nb[s];
       if (cell == kNoCell) continue;
       for (uint32_t p = cell_start[cell], e = cell_start[cell + 1]; p < e; ++p)
-        c += (length2(xi - xs[p]) < h2) & (p != k);
+        c += (length2(xi - xs[p]) < h2) & (order[p] != i);
     }
     return c;
   }
-  // Writes the particle indices order[q] of those neighbours to out (which
-  // has one spare slot: stores are unconditional).
-  EDDY_HD_INLINE void fill(uint32_t k, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
+  // Writes the indices of those neighbours to out (which has one spare
+  // slot: stores are unconditional).
+  EDDY_HD_INLINE void fill(uint32_t i, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
                            const Vec3f* xs, const uint32_t* order, uint32_t* out) const {
     uint32_t w = 0;
     if (m <= kMax) {
       for (uint32_t t = 0; t < m; ++t) {
         const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
-        out[w] = order[q[t]];
-        w += (dx * dx + dy * dy + dz * dz < h2) & (q[t] != k);
+        out[w] = id[t];
+        w += (dx * dx + dy * dy + dz * dz < h2) & (id[t] != i);
       }
       return;
     }
@@ -140,7 +140,7 @@ struct Candidates {
       if (cell == kNoCell) continue;
       for (uint32_t p = cell_start[cell], e = cell_start[cell + 1]; p < e; ++p) {
         out[w] = order[p];
-        w += (length2(xi - xs[p]) < h2) & (p != k);
+        w += (length2(xi - xs[p]) < h2) & (order[p] != i);
       }
     }
   }
@@ -303,9 +303,10 @@ class NeighborGrid {
     const uint32_t ncells = cells_;
     ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
       grid::Candidates cand;
-      cand.gather(cell_nbr + size_t(c) * 27, cell_start, xs);
+      const uint32_t* nb = cell_nbr + size_t(c) * 27;
+      cand.gather(nb, cell_start, xs, order);
       for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
-        counts[order[k]] = cand.count(k, xs[k], h2, cell_nbr + size_t(c) * 27, cell_start, xs) + 1u;  // + spare slot
+        counts[order[k]] = cand.count(order[k], xs[k], h2, nb, cell_start, xs, order) + 1u;  // + spare slot
     });
     ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
     const uint32_t slots = ex_.exclusive_scan(counts, counts, n + 1);
@@ -315,9 +316,10 @@ class NeighborGrid {
     uint32_t* indices = indices_.data();
     ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
       grid::Candidates cand;
-      cand.gather(cell_nbr + size_t(c) * 27, cell_start, xs);
+      const uint32_t* nb = cell_nbr + size_t(c) * 27;
+      cand.gather(nb, cell_start, xs, order);
       for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
-        cand.fill(k, xs[k], h2, cell_nbr + size_t(c) * 27, cell_start, xs, order, indices + offsets[order[k]]);
+        cand.fill(order[k], xs[k], h2, nb, cell_start, xs, order, indices + offsets[order[k]]);
     });
   }
 
