@@ -64,8 +64,19 @@ class PbfNode final : public Node {
     const PbfParams p = read_params(ctx);
     const uint64_t sig = params_hash(ctx);
     std::shared_ptr<const Points> from;
-    if (const Outputs* prev = ctx.previous()) from = prev->at("particles").as<Points>();
-    else from = ctx.input<Points>("particles");
+    if (const Outputs* prev = ctx.previous()) {
+      from = prev->at("particles").as<Points>();
+    } else {
+      from = ctx.input<Points>("particles");
+      // The solver reorders particles in memory; an `id` keeps them trackable.
+      if (!from->has("id")) {
+        auto with_id = std::make_shared<Points>(*from);
+        with_id->add("id", AttribType::Int);
+        int32_t* id = with_id->get_int("id");
+        for (std::size_t i = 0; i < with_id->size(); ++i) id[i] = static_cast<int32_t>(i);
+        from = with_id;
+      }
+    }
     if (!(from->radius > 0))
       throw Error("input 'particles' carries no particle radius; emit them with FluidBox (or set their radius)");
 
@@ -135,7 +146,9 @@ void register_pbf(Registry& r) {
              "simulation becomes unstable.")
       .input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
       .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
-      .output("particles", "points", "Particles with P, v, density and the input's attributes (id, ...).")
+      .output("particles", "points",
+              "Particles with P, v, density and the input's attributes; an `id` (input order) is added when the "
+              "input has none, since the solver reorders particles in memory.")
       .param_int("substeps", 2, 1, 1000, "", "Fewest substeps per frame; dt = 1 / (fps x substeps).")
       .param_int("max_substeps", 16, 1, 1000, "",
                  "Most substeps per frame, when the CFL condition asks for more than `substeps`.")
