@@ -46,28 +46,26 @@ void expect_same(const std::vector<Vec3f>& x, float h, const char* what) {
   EXPECT_EQ(g.pair_count(), pairs) << what;
 }
 
-TEST(NeighborGrid, MatchesBruteForceOnRandomPoints) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1.0f, 2.0f);
-  std::vector<Vec3f> x(3000);
+std::vector<Vec3f> random_points(std::size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<Vec3f> x(n);
   for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
-  expect_same(x, 0.15f, "random");
+  return x;
+}
+
+TEST(NeighborGrid, MatchesBruteForceOnRandomPoints) {
+  expect_same(random_points(3000, -1.0f, 2.0f, 7), 0.15f, "random");
 }
 
 TEST(NeighborGrid, MatchesBruteForceWhenAllParticlesShareOneCell) {
-  std::mt19937 rng(8);
-  std::uniform_real_distribution<float> u(0.0f, 0.01f);
-  std::vector<Vec3f> x(400);
-  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  std::vector<Vec3f> x = random_points(400, 0.0f, 0.01f, 8);
   x.push_back(x[0]);  // a coincident pair
   expect_same(x, 0.5f, "one cell");
 }
 
 TEST(NeighborGrid, FindsNeighboursOfParticlesFarOutsideTheDomain) {
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<Vec3f> x(1000);
-  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  std::vector<Vec3f> x = random_points(1000, 0.0f, 1.0f, 9);
   // Far away, beyond the 2^21-cell clamp, in small clusters.
   for (int k = 0; k < 5; ++k) {
     x.push_back(vec3(1e6f + 0.01f * k, -3e5f, 2.0f));
@@ -92,10 +90,7 @@ TEST(NeighborGrid, MatchesBruteForceOnALatticeWithPointsOnCellFaces) {
 }
 
 TEST(NeighborGrid, SortedOrderIsZOrderAndReorderingKeepsTheSets) {
-  std::mt19937 rng(10);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<Vec3f> x(2000);
-  for (auto& p : x) p = vec3(u(rng), u(rng), u(rng));
+  const std::vector<Vec3f> x = random_points(2000, 0.0f, 1.0f, 10);
   CpuExecutor ex;
   NeighborGrid<CpuExecutor> g(ex);
   const float h = 0.08f;
