@@ -143,7 +143,9 @@ TEST(Pbf, WallLayerIsAtRestDensityWithWallDensity) {
   s->store(out);
   const int* id = out.get_int("id");
   for (std::size_t i = 0; i < out.size(); ++i)
-    if (id[i] == 4 + 9 * (0 + 9 * 4)) EXPECT_NEAR(out.get_float("density")[i], p.rest_density, 0.05f);  // floor, centre
+    if (id[i] == 4 + 9 * (0 + 9 * 4)) {
+      EXPECT_NEAR(out.get_float("density")[i], p.rest_density, 0.05f);  // floor, centre
+    }
   // Everywhere, walls, edges and corners included, within the continuous tail's 0.5 %.
   EXPECT_LT(st.max_density_error, 0.5f);
 }
