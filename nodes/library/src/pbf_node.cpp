@@ -92,8 +92,9 @@ class PbfNode final : public Node {
       params_sig_ = sig;
       solver_->set_colliders(colliders);  // first, so the loaded state's density counts the walls
       solver_->load(*from);
+    } else {
+      solver_->set_colliders(colliders);
     }
-    solver_->set_colliders(colliders);
 
     if (ctx.previous()) {
       const SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
