@@ -11,7 +11,7 @@
 
 namespace eddy {
 
-void write_file_atomic(const std::string& path, const std::string& data) {
+void write_atomic(const std::string& path, const std::function<void(const std::string& tmp)>& write) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
@@ -19,23 +19,30 @@ void write_file_atomic(const std::string& path, const std::string& data) {
     fs::create_directories(target.parent_path(), ec);
     if (ec) throw Error("cannot create folder '" + target.parent_path().string() + "': " + ec.message());
   }
-  const fs::path tmp = target.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write '" + tmp.string() + "'");
-    f.write(data.data(), static_cast<std::streamsize>(data.size()));
-    f.flush();
-    if (!f) {
-      f.close();
-      fs::remove(tmp, ec);
-      throw Error("failed writing '" + tmp.string() + "' (disk full?)");
-    }
+  // The temporary keeps the extension last, for libraries that look at it.
+  const fs::path tmp = target.parent_path() / ("." + target.stem().string() + ".tmp" + std::to_string(::getpid()) +
+                                               target.extension().string());
+  try {
+    write(tmp.string());
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
   }
   fs::rename(tmp, target, ec);
   if (ec) {
     fs::remove(tmp, ec);
     throw Error("cannot rename '" + tmp.string() + "' to '" + path + "'");
   }
+}
+
+void write_file_atomic(const std::string& path, const std::string& data) {
+  write_atomic(path, [&](const std::string& tmp) {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("cannot write '" + tmp + "'");
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    f.flush();
+    if (!f) throw Error("failed writing '" + tmp + "' (disk full?)");
+  });
 }
 
 std::string format_bytes(double b) {

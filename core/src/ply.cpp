@@ -6,6 +6,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
+#include "eddy/core/mesh.h"
 
 namespace eddy {
 
@@ -224,5 +225,156 @@ Points decode_ply_points(const std::string& data, const std::string& src) {
 }
 
 Points read_ply_points(const std::string& path) { return decode_ply_points(read_file(path, "PLY file"), path); }
+
+// ---------------------------------------------------------------------------
+// PLY meshes
+
+std::string encode_ply_mesh(const Mesh& m) {
+  const bool normals = !m.normals.empty() && m.normals.size() == m.points.size();
+  std::ostringstream h;
+  h << "ply\nformat binary_little_endian 1.0\ncomment written by eddy\n";
+  h << "element vertex " << m.points.size() << "\nproperty float x\nproperty float y\nproperty float z\n";
+  if (normals) h << "property float nx\nproperty float ny\nproperty float nz\n";
+  h << "element face " << m.face_count() << "\nproperty list uchar int vertex_indices\nend_header\n";
+  std::string out = h.str();
+  const std::size_t header = out.size();
+  out.resize(header + m.points.size() * (normals ? 24 : 12) + m.triangles.size() * 13 + m.quads.size() * 17);
+  char* w = out.data() + header;
+  for (std::size_t i = 0; i < m.points.size(); ++i) {
+    std::memcpy(w, &m.points[i], 12);
+    w += 12;
+    if (normals) {
+      std::memcpy(w, &m.normals[i], 12);
+      w += 12;
+    }
+  }
+  for (const auto& t : m.triangles) {
+    *w++ = 3;
+    std::memcpy(w, t.data(), 12);
+    w += 12;
+  }
+  for (const auto& q : m.quads) {
+    *w++ = 4;
+    std::memcpy(w, q.data(), 16);
+    w += 16;
+  }
+  return out;
+}
+
+Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
+  auto fail = [&](const std::string& msg) -> Mesh { throw Error(src + ": not a readable PLY mesh: " + msg); };
+  if (data.compare(0, 4, "ply\n") != 0 && data.compare(0, 5, "ply\r\n") != 0) return fail("missing 'ply' magic");
+  const std::size_t end = data.find("end_header");
+  if (end == std::string::npos) return fail("no end_header");
+  std::size_t body = data.find('\n', end);
+  if (body == std::string::npos) return fail("truncated header");
+  ++body;
+  struct Element {
+    std::string name;
+    std::size_t count = 0;
+    std::vector<Prop> props;
+    std::vector<std::string> list_count_type;  // per prop: "" when not a list
+  };
+  std::vector<Element> elems;
+  std::istringstream hs(data.substr(0, end));
+  std::string line, format;
+  while (std::getline(hs, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::istringstream ls(line);
+    std::string kw;
+    ls >> kw;
+    if (kw == "format") ls >> format;
+    else if (kw == "element") {
+      Element e;
+      ls >> e.name >> e.count;
+      elems.push_back(e);
+    } else if (kw == "property") {
+      if (elems.empty()) return fail("a property before any element");
+      std::string t, name, ct;
+      ls >> t;
+      if (t == "list") {
+        ls >> ct >> t;
+        if (!type_size(ct)) return fail("unknown list count type '" + ct + "'");
+      }
+      ls >> name;
+      if (!type_size(t)) return fail("unknown property type '" + t + "'");
+      elems.back().props.push_back({name, t, type_size(t)});
+      elems.back().list_count_type.push_back(ct);
+    }
+  }
+  if (format != "binary_little_endian" && format != "ascii")
+    return fail("format '" + format + "' (binary_little_endian and ascii are read)");
+  const bool binary = format == "binary_little_endian";
+  Mesh m;
+  std::size_t at = body;
+  std::istringstream as(binary ? std::string() : data.substr(body));
+  auto scalar = [&](const std::string& type, const std::string& where) -> double {
+    if (binary) {
+      const std::size_t sz = type_size(type);
+      if (at + sz > data.size()) fail("file is truncated in " + where);
+      const double v = read_scalar(data.data() + at, type);
+      at += sz;
+      return v;
+    }
+    double v;
+    if (!(as >> v)) fail(where + " is incomplete or not a number");
+    return v;
+  };
+  bool seen_vertex = false;
+  for (const Element& e : elems) {
+    const bool is_vertex = e.name == "vertex", is_face = e.name == "face";
+    int ix = -1, iy = -1, iz = -1, inx = -1, iny = -1, inz = -1, iface = -1;
+    for (std::size_t k = 0; k < e.props.size(); ++k) {
+      const std::string& n = e.props[k].name;
+      const int kk = int(k);
+      if (n == "x") ix = kk;
+      else if (n == "y") iy = kk;
+      else if (n == "z") iz = kk;
+      else if (n == "nx") inx = kk;
+      else if (n == "ny") iny = kk;
+      else if (n == "nz") inz = kk;
+      else if ((n == "vertex_indices" || n == "vertex_index") && !e.list_count_type[k].empty()) iface = kk;
+    }
+    if (is_vertex) {
+      if (ix < 0 || iy < 0 || iz < 0) return fail("vertices have no x, y, z");
+      seen_vertex = true;
+      m.points.resize(e.count);
+      if (inx >= 0 && iny >= 0 && inz >= 0) m.normals.resize(e.count);
+    }
+    if (is_face && iface < 0) return fail("faces have no vertex_indices list");
+    if (binary && e.count > data.size())  // each element takes at least one byte
+      return fail("element '" + e.name + "' declares " + std::to_string(e.count) + " items, more than the file holds");
+    std::vector<double> vals(e.props.size());
+    std::vector<int32_t> idx;
+    for (std::size_t i = 0; i < e.count; ++i) {
+      const std::string where = e.name + " " + std::to_string(i);
+      for (std::size_t k = 0; k < e.props.size(); ++k) {
+        if (e.list_count_type[k].empty()) {
+          vals[k] = scalar(e.props[k].type, where);
+          continue;
+        }
+        const double cnt = scalar(e.list_count_type[k], where);
+        if (cnt < 0 || cnt > 1e6) return fail(where + " has a list of " + std::to_string(cnt) + " items");
+        idx.clear();
+        for (int c = 0; c < int(cnt); ++c) idx.push_back(int32_t(scalar(e.props[k].type, where)));
+        if (int(k) == iface && is_face) {
+          if (idx.size() < 3) return fail(where + " has fewer than three vertices");
+          if (idx.size() == 3) m.triangles.push_back({idx[0], idx[1], idx[2]});
+          else if (idx.size() == 4) m.quads.push_back({idx[0], idx[1], idx[2], idx[3]});
+          else
+            for (std::size_t c = 1; c + 1 < idx.size(); ++c) m.triangles.push_back({idx[0], idx[c], idx[c + 1]});
+        }
+      }
+      if (is_vertex) {
+        m.points[i] = vec3(float(vals[std::size_t(ix)]), float(vals[std::size_t(iy)]), float(vals[std::size_t(iz)]));
+        if (!m.normals.empty())
+          m.normals[i] =
+              vec3(float(vals[std::size_t(inx)]), float(vals[std::size_t(iny)]), float(vals[std::size_t(inz)]));
+      }
+    }
+  }
+  if (!seen_vertex) return fail("no vertex element");
+  return m;
+}
 
 }  // namespace eddy

@@ -53,7 +53,7 @@ uint64_t CookEngine::signature(const std::string& node, int frame) {
     Hasher h;
     h.str(gn->type).str(node);
     for (const auto& [name, value] : gn->params) h.str(name).str(to_display(value));
-    if (spec.time_dependent || spec.stateful) h.pod(f);
+    if (spec.time_dependent || spec.stateful || (spec.frame_dependent && spec.frame_dependent(gn->params))) h.pod(f);
     for (const auto& s : spec.inputs)
       for (const Link* l : graph_.links_into(node, s.name)) h.str(s.name).pod(signature(l->from_node, f)).str(l->from_socket);
     if (spec.stateful && f > graph_.frame_start) h.pod(previous);
@@ -139,14 +139,19 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
   ctx.engine_ = this;
   ctx.previous_ = previous;
   // Inputs first: upstream failures surface as the upstream node's error.
-  for (const auto& s : spec.inputs)
-    for (const Link* l : graph_.links_into(gn.id, s.name)) {
+  auto pull = [this, &gn, &ctx, frame](const std::string& socket) {
+    auto& values = ctx.inputs_[socket];
+    for (const Link* l : graph_.links_into(gn.id, socket)) {
       auto up = cook(l->from_node, frame);
       auto it = up->find(l->from_socket);
       if (it == up->end())
         throw NodeError(l->from_node, frame, "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
-      ctx.inputs_[s.name].push_back(it->second);
+      values.push_back(it->second);
     }
+  };
+  if (spec.lazy_inputs) ctx.pull_ = pull;
+  else
+    for (const auto& s : spec.inputs) pull(s.name);
   auto out = std::make_shared<Outputs>();
   ctx.outputs_ = out.get();
   auto& inst = instances_[gn.id];

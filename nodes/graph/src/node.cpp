@@ -48,12 +48,18 @@ int CookContext::param_enum(std::string_view n) const {
   return static_cast<int>(it - p->items.begin());
 }
 
+void CookContext::pull(std::string_view socket) const {
+  if (pull_ && !inputs_.count(socket)) pull_(std::string(socket));
+}
+
 std::size_t CookContext::input_count(std::string_view socket) const {
+  pull(socket);
   auto it = inputs_.find(socket);
   return it == inputs_.end() ? 0 : it->second.size();
 }
 
 const Value& CookContext::input_value(std::string_view socket, std::size_t index) const {
+  pull(socket);
   auto it = inputs_.find(socket);
   if (it == inputs_.end() || index >= it->second.size())
     throw Error("input '" + std::string(socket) + "' is not connected");

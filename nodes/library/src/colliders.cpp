@@ -1,6 +1,10 @@
 // Collider nodes: analytic signed-distance shapes with a placement, a
 // velocity (the shape moves with it) and contact parameters.
+#include <algorithm>
+#include <cstdio>
+
 #include "eddy/graph/node.h"
+#include "eddy/surfacing/surfacing.h"
 #include "library.h"
 
 namespace eddy::library {
@@ -78,7 +82,47 @@ class MergeNode final : public Node {
     for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
       const auto c = ctx.input<Colliders>("colliders", k);
       out.shapes.insert(out.shapes.end(), c->shapes.begin(), c->shapes.end());
+      out.grids.insert(out.grids.end(), c->grids.begin(), c->grids.end());
     }
+    ctx.output("colliders", std::move(out));
+  }
+};
+
+// A closed mesh as a sampled signed distance, placed like the other shapes.
+class MeshColliderNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto mesh = ctx.input<Mesh>("mesh");
+    if (mesh->face_count() == 0) throw Error("input 'mesh' has no faces");
+    const MeshStats st = measure_mesh(*mesh);
+    if (st.boundary_edges > 0)
+      throw Error("input 'mesh' is not closed (" + std::to_string(st.boundary_edges) +
+                  " edges belong to one face only), so it has no inside");
+    Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
+    for (const auto& p : mesh->points) {
+      lo = vmin(lo, p);
+      hi = vmax(hi, p);
+    }
+    double dx = ctx.param_float("voxelSize");
+    if (dx <= 0) dx = max_component(hi - lo) / 64.0;
+    // A margin of a few voxels keeps the sampled box's own edge away from the surface.
+    SampledSdf sdf = mesh_to_sdf(*mesh, dx, 4.0 * dx);
+    Collider c = common(ctx, ShapeType::Grid);
+    c.center = ctx.param_vec3f("center");
+    c.grid_dims[0] = sdf.dims[0];
+    c.grid_dims[1] = sdf.dims[1];
+    c.grid_dims[2] = sdf.dims[2];
+    c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
+    c.grid_dx = sdf.dx;
+    auto values = std::make_shared<const std::vector<float>>(std::move(sdf.values));
+    c.grid = values->data();
+    Colliders out;
+    out.shapes.push_back(c);
+    out.grids.push_back(values);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%zu faces sampled on %d x %d x %d nodes at %.4g m", mesh->face_count(),
+                  c.grid_dims[0], c.grid_dims[1], c.grid_dims[2], dx);
+    ctx.info(buf);
     ctx.output("colliders", std::move(out));
   }
 };
@@ -143,6 +187,20 @@ void register_colliders(Registry& r) {
         .param_vec3("normal", {0.0, 1.0, 0.0}, {}, {}, "", "Direction pointing into the liquid's side.");
     contact_params(s);
     r.add(std::move(s.make<ShapeNode<PlaneFill>>()));
+  }
+  {
+    NodeSpec s = shape("ColliderMesh",
+                       "A closed mesh (from ReadMesh) as a collider: its signed distance sampled on a grid, "
+                       "trilinear in between. The mesh is placed at `center` (its own origin goes there) and rotated.",
+                       true);
+    s.input("mesh", "mesh", "A closed mesh.");
+    s.param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Where the mesh's origin goes.")
+        .param_vec3("rotate", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation about the mesh's origin, X then Y then Z.")
+        .param_float("voxelSize", 0.0, 0.0, {}, "m",
+                     "Sampling spacing; about the particle radius resolves contact well (0: 1/64 of the mesh's "
+                     "largest extent).");
+    contact_params(s);
+    r.add(std::move(s.make<MeshColliderNode>()));
   }
   {
     NodeSpec s;

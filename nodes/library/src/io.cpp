@@ -8,8 +8,6 @@
 
 namespace eddy::library {
 
-namespace {
-
 std::vector<std::string> split_names(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
@@ -25,13 +23,15 @@ std::vector<std::string> split_names(const std::string& s) {
   return out;
 }
 
-void check_pattern(const std::string& path, const CheckContext& c) {
-  if (path.empty()) throw Error(c.where + ".params.path: is empty; expected a file path like particles.$F4.ply");
+void check_output_pattern(const std::string& path, const CheckContext& c, const char* example) {
+  if (path.empty()) throw Error(c.where + ".params.path: is empty; expected a file path like " + example);
   if (c.frame_end > c.frame_start && !has_frame_token(path))
     throw Error(c.where + ".params.path: \"" + path + "\" has no frame token ($F or $F4) but the graph cooks frames " +
                 std::to_string(c.frame_start) + "-" + std::to_string(c.frame_end) +
                 ": every frame would overwrite the last");
 }
+
+namespace {
 
 class WriteParticlesNode final : public Node {
  public:
@@ -60,7 +60,8 @@ void register_io(Registry& r) {
                   "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.")
       .param_string("attributes", "*",
                     "Attributes to write besides P and v, separated by spaces; * writes all.");
-  s.check = [](const ParamSet& p, const CheckContext& c) { check_pattern(std::get<std::string>(p.at("path")), c); };
+  s.check = [](const ParamSet& p, const CheckContext& c) { check_output_pattern(std::get<std::string>(p.at("path")), c, "particles.$F4.ply");
+  };
   r.add(std::move(s.make<WriteParticlesNode>()));
 }
 

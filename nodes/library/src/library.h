@@ -1,12 +1,35 @@
 #pragma once
 // The built-in node library, registered by the plug-in entry point in plugin.cpp.
+#include <string>
+#include <vector>
+
 #include "eddy/graph/registry.h"
+#include "eddy/graph/value.h"
+#include "eddy/surfacing/volume.h"
+
+namespace eddy {
+
+template <>
+struct ValueTraits<Volumes> {
+  static const char* name() { return "volumes"; }
+  static std::size_t bytes(const Volumes& v) { return v.memory_bytes(); }
+};
+
+}  // namespace eddy
 
 namespace eddy::library {
+
+// "a, b c" -> {"a", "b", "c"}: attribute lists in parameters.
+std::vector<std::string> split_names(const std::string& s);
+// The check shared by every writer: a path, and a frame token when several
+// frames are cooked (or each frame would overwrite the last).
+void check_output_pattern(const std::string& path, const CheckContext& c, const char* example);
 
 void register_emitters(Registry& r);
 void register_colliders(Registry& r);
 void register_pbf(Registry& r);
 void register_io(Registry& r);
+void register_surfacing(Registry& r);
+void register_files(Registry& r);
 
 }  // namespace eddy::library

@@ -84,7 +84,7 @@ class PbfNode final : public Node {
     for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
       const auto c = ctx.input<Colliders>("colliders", k);
       colliders.insert(colliders.end(), c->shapes.begin(), c->shapes.end());
-    }
+    }  // the solver copies sampled grids, so the inputs may go after this frame
     const bool fresh = !solver_ || sig != params_sig_ || from != last_;
     if (fresh) {
       solver_ = ctx.param_string("device") == "cuda" ? gpu::make_pbf_solver_cuda(p)

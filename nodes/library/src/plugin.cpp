@@ -9,4 +9,6 @@ extern "C" __attribute__((visibility("default"))) void eddy_register_nodes(eddy:
   eddy::library::register_colliders(r);
   eddy::library::register_pbf(r);
   eddy::library::register_io(r);
+  eddy::library::register_surfacing(r);
+  eddy::library::register_files(r);
 }

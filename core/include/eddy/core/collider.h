@@ -13,13 +13,16 @@
 //   Sphere     radius size.x
 //   Ellipsoid  semi-axes `size` (exact distance, Eberly 2013 root bracketing)
 //   Capsule    radius size.x around the segment y in [-size.y, size.y]
+//   Grid       a sampled signed distance (from a mesh): grid_dims nodes
+//              spaced grid_dx from grid_origin, trilinear; beyond the
+//              sampled box the distance to the box is added
 #include <stdint.h>
 
 #include "eddy/core/vec.h"
 
 namespace eddy {
 
-enum class ShapeType : int32_t { Plane = 0, Box = 1, Sphere = 2, Ellipsoid = 3, Capsule = 4 };
+enum class ShapeType : int32_t { Plane = 0, Box = 1, Sphere = 2, Ellipsoid = 3, Capsule = 4, Grid = 5 };
 
 struct Collider {
   ShapeType type = ShapeType::Plane;
@@ -30,6 +33,12 @@ struct Collider {
   Vec3f velocity{0, 0, 0};  // m/s, the shape moves with it
   float friction = 0.0f;     // Coulomb coefficient, 0 = free slip
   float restitution = 0.0f;  // share of the normal approach speed given back, 0..1
+  // Grid only: node values x-fastest (index (k * ny + j) * nx + i), owned by
+  // whoever made the collider (the solver copies them to its device).
+  const float* grid = nullptr;
+  int32_t grid_dims[3] = {0, 0, 0};
+  Vec3f grid_origin{0, 0, 0};
+  float grid_dx = 1.0f;
 };
 
 struct SdfSample {
@@ -203,6 +212,43 @@ EDDY_HD_INLINE SdfSample sdf_capsule(Vec3f q, float radius, float half_length) {
   return {l - radius, l > 1e-12f ? d / l : vec3(1, 0, 0)};
 }
 
+// Trilinear sample of a Grid collider's distance at local point q (clamped
+// into the sampled box, plus the distance to the box outside it).
+EDDY_HD_INLINE float grid_value(const Collider& c, Vec3f q) {
+  const int nx = c.grid_dims[0], ny = c.grid_dims[1], nz = c.grid_dims[2];
+  const Vec3f u = (q - c.grid_origin) / c.grid_dx;
+  const float ua[3] = {u.x, u.y, u.z};
+  int i0[3];
+  float f[3], outside2 = 0.0f;
+  for (int a = 0; a < 3; ++a) {
+    const float hi = float(c.grid_dims[a] - 1);
+    const float cl = fminf(fmaxf(ua[a], 0.0f), hi);
+    outside2 += (ua[a] - cl) * (ua[a] - cl);
+    // floor() rounds toward negative infinity; cl >= 0 here, so int() agrees.
+    int i = int(cl);
+    if (i > c.grid_dims[a] - 2) i = c.grid_dims[a] - 2;
+    i0[a] = i;
+    f[a] = cl - float(i);
+  }
+  auto at = [&](int i, int j, int k) { return c.grid[(size_t(k) * ny + size_t(j)) * nx + size_t(i)]; };
+  const float c00 = at(i0[0], i0[1], i0[2]) * (1 - f[0]) + at(i0[0] + 1, i0[1], i0[2]) * f[0];
+  const float c10 = at(i0[0], i0[1] + 1, i0[2]) * (1 - f[0]) + at(i0[0] + 1, i0[1] + 1, i0[2]) * f[0];
+  const float c01 = at(i0[0], i0[1], i0[2] + 1) * (1 - f[0]) + at(i0[0] + 1, i0[1], i0[2] + 1) * f[0];
+  const float c11 = at(i0[0], i0[1] + 1, i0[2] + 1) * (1 - f[0]) + at(i0[0] + 1, i0[1] + 1, i0[2] + 1) * f[0];
+  const float v = (c00 * (1 - f[1]) + c10 * f[1]) * (1 - f[2]) + (c01 * (1 - f[1]) + c11 * f[1]) * f[2];
+  (void)nz;
+  return v + sqrtf(outside2) * c.grid_dx;
+}
+
+EDDY_HD_INLINE SdfSample sdf_grid(const Collider& c, Vec3f q) {
+  const float h = 0.5f * c.grid_dx;
+  const float d = grid_value(c, q);
+  const Vec3f g = vec3(grid_value(c, q + vec3(h, 0, 0)) - grid_value(c, q - vec3(h, 0, 0)),
+                       grid_value(c, q + vec3(0, h, 0)) - grid_value(c, q - vec3(0, h, 0)),
+                       grid_value(c, q + vec3(0, 0, h)) - grid_value(c, q - vec3(0, 0, h)));
+  return {d, normalize_or(g, vec3(0, 1, 0))};
+}
+
 }  // namespace detail
 
 // Signed distance and normal of the collider at world point p, time t (s).
@@ -219,6 +265,7 @@ EDDY_HD_INLINE SdfSample collider_sdf(const Collider& c, Vec3f p, float t) {
     }
     case ShapeType::Ellipsoid: s = detail::sdf_ellipsoid(q, c.size); break;
     case ShapeType::Capsule: s = detail::sdf_capsule(q, c.size.x, c.size.y); break;
+    case ShapeType::Grid: s = detail::sdf_grid(c, q); break;
     default: s = {1e30f, vec3(0, 1, 0)}; break;
   }
   s.normal = c.rotation * s.normal;

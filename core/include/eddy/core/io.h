@@ -1,5 +1,6 @@
 #pragma once
 // File helpers shared by every writer and reader.
+#include <functional>
 #include <string>
 
 namespace eddy {
@@ -8,6 +9,10 @@ namespace eddy {
 // rename, so readers never see a half-written file. Creates parent folders.
 // Throws eddy::Error naming the path.
 void write_file_atomic(const std::string& path, const std::string& data);
+// The same for writers that need a file name: write(tmp) writes the whole
+// file at tmp (same folder and extension as path), which is then renamed to
+// path; on any exception tmp is removed and the exception passes on.
+void write_atomic(const std::string& path, const std::function<void(const std::string& tmp)>& write);
 // Whole file; throws eddy::Error naming the path when missing or unreadable.
 std::string read_file(const std::string& path, const std::string& what = "file");
 // "1.5 GiB", "320 MiB", ...

@@ -177,7 +177,16 @@ class PbfSolverT final : public PbfSolver {
 
   void set_colliders(const std::vector<Collider>& cs) override {
     ncoll_ = static_cast<uint32_t>(cs.size());
-    ex_.upload(colliders_, cs.data(), cs.size());
+    // Sampled grids live with the caller; copy them to this executor's memory.
+    std::vector<Collider> local = cs;
+    grids_.resize(cs.size());
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      if (cs[k].type != ShapeType::Grid) continue;
+      const std::size_t n = std::size_t(cs[k].grid_dims[0]) * cs[k].grid_dims[1] * cs[k].grid_dims[2];
+      ex_.upload(grids_[k], cs[k].grid, n);
+      local[k].grid = grids_[k].data();
+    }
+    ex_.upload(colliders_, local.data(), local.size());
   }
 
   void store(Points& out) const override {
@@ -534,6 +543,7 @@ class PbfSolverT final : public PbfSolver {
   Vec<float> lambda_, density_, tmp1_;
   Vec<uint32_t> tmpw_;
   Vec<Collider> colliders_;
+  std::vector<Vec<float>> grids_;  // sampled collider grids, one per collider (empty unless Grid)
   Vec<float> wall_table_;
   std::vector<PbfCarried<Exec>> carried_;
   PbfStageTimes times_;

@@ -87,7 +87,10 @@ class CookContext {
   const ParamSet* params_ = nullptr;
   int frame_ = 1, start_ = 1, end_ = 1, threads_ = 0;
   double fps_ = 24.0;
-  std::map<std::string, std::vector<Value>, std::less<>> inputs_;
+  // Lazy-input nodes: pulls one socket's links on first use.
+  std::function<void(const std::string&)> pull_;
+  void pull(std::string_view socket) const;
+  mutable std::map<std::string, std::vector<Value>, std::less<>> inputs_;
   Outputs* outputs_ = nullptr;
   const Outputs* previous_ = nullptr;
   const CookEngine* engine_ = nullptr;

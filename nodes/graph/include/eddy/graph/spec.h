@@ -62,6 +62,12 @@ struct NodeSpec {
   bool stateful = false;
   // The output depends on the frame itself, not only on the inputs (writers).
   bool time_dependent = false;
+  // Time dependence that some parameters decide (a reader whose path has a
+  // frame token); null: only time_dependent counts.
+  std::function<bool(const ParamSet&)> frame_dependent;
+  // Inputs are cooked only when the node asks for them (a file cache that
+  // finds its file on disk never cooks upstream).
+  bool lazy_inputs = false;
   std::function<std::unique_ptr<Node>()> factory;
   // Optional checks that need several parameters or the frame range; throws
   // eddy::Error naming ctx.where. Runs at load time, before anything cooks.

@@ -9,6 +9,7 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
+#include "eddy/core/mesh.h"
 #include "eddy/core/points.h"
 
 namespace eddy {
@@ -16,6 +17,8 @@ namespace eddy {
 // A set of collider shapes (the "colliders" socket type).
 struct Colliders {
   std::vector<Collider> shapes;
+  // Storage of the sampled distance grids that Grid shapes point into.
+  std::vector<std::shared_ptr<const std::vector<float>>> grids;
 };
 
 template <class T>
@@ -29,7 +32,16 @@ struct ValueTraits<Points> {
 template <>
 struct ValueTraits<Colliders> {
   static const char* name() { return "colliders"; }
-  static std::size_t bytes(const Colliders& c) { return c.shapes.size() * sizeof(Collider); }
+  static std::size_t bytes(const Colliders& c) {
+    std::size_t b = c.shapes.size() * sizeof(Collider);
+    for (const auto& g : c.grids) b += g->size() * sizeof(float);
+    return b;
+  }
+};
+template <>
+struct ValueTraits<Mesh> {
+  static const char* name() { return "mesh"; }
+  static std::size_t bytes(const Mesh& m) { return m.memory_bytes(); }
 };
 
 class Value {

@@ -1,0 +1,169 @@
+// The documented reconstruction pipeline as nodes:
+//   PrimToVDBPointDataGrid -> SmoothLiquidSDF -> SDFToPrim
+// Each node adapts graph values to surfacing/ and reports what it made.
+#include <cstdio>
+
+#include "eddy/core/io.h"
+#include "eddy/graph/node.h"
+#include "eddy/surfacing/surfacing.h"
+#include "library.h"
+
+namespace eddy::library {
+
+namespace {
+
+// The particles of a node that takes either VDB points or particles.
+std::shared_ptr<const Points> particles_in(CookContext& ctx) {
+  const bool has_vdb = ctx.input_count("vdb") > 0, has_pts = ctx.input_count("particles") > 0;
+  if (has_vdb == has_pts)
+    throw Error(has_vdb ? "connect either 'vdb' or 'particles', not both"
+                        : "no input: connect VDB points to 'vdb' (PrimToVDBPointDataGrid) or particles to 'particles'");
+  if (has_pts) return ctx.input<Points>("particles");
+  const auto vols = ctx.input<Volumes>("vdb");
+  const std::string name = ctx.param_string("pointsGrid");
+  for (const auto& g : vols->grids)
+    if (g.grid_class() == GridClass::Points && (name.empty() || g.name() == name))
+      return std::make_shared<const Points>(vdb_to_points(g));
+  std::string have;
+  for (const auto& g : vols->grids) have += (have.empty() ? "" : ", ") + ("'" + g.name() + "' (" + to_string(g.grid_class()) + ")");
+  throw Error("input 'vdb' holds no points grid" + (name.empty() ? std::string() : " named '" + name + "'") +
+              (have.empty() ? std::string(" (it is empty)") : "; it has " + have));
+}
+
+class PointsToVdbNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto pts = ctx.input<Points>("particles");
+    double dx = ctx.param_float("Dx");
+    if (dx <= 0) {
+      if (!(pts->radius > 0)) throw Error("the particles carry no radius, so Dx cannot default to their diameter; set Dx");
+      dx = 2.0 * pts->radius;
+    }
+    Volumes out;
+    out.grids.push_back(points_to_vdb(*pts, dx, split_names(ctx.param_string("attributes")), ctx.param_string("name")));
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%zu points, voxel %.4g m, %s", pts->size(), dx,
+                  format_bytes(double(out.grids[0].memory_bytes())).c_str());
+    ctx.info(buf);
+    ctx.output("vdb", std::move(out));
+  }
+};
+
+const std::vector<std::string> kSmoothing = {"none", "gaussian", "mean_curvature", "laplacian"};
+
+class LiquidSdfNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto pts = particles_in(ctx);
+    LiquidSdfParams p;
+    p.dx = ctx.param_float("Dx");
+    p.radius = ctx.param_float("radius");
+    p.influence_scale = ctx.param_float("influenceScale");
+    p.surface_scale = ctx.param_float("surfaceScale");
+    p.droplet_scale = ctx.param_float("dropletScale");
+    p.smoothing = Smoothing(ctx.param_enum("smoothing"));
+    p.iterations = int(ctx.param_int("iterations"));
+    p.half_width = int(ctx.param_int("halfWidth"));
+    LiquidSdfStats st;
+    Volumes out;
+    out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%zu particles (r %.4g m), voxel %.4g m, %zu droplets, %llu active voxels; "
+                  "rasterise %.2f s, filter %.2f s, droplets %.2f s",
+                  st.particles, st.radius, st.dx, st.droplets, (unsigned long long)st.active_voxels, st.rasterize_s,
+                  st.filter_s, st.droplet_s);
+    ctx.info(buf);
+    ctx.output("sdf", std::move(out));
+  }
+};
+
+class SdfToPrimNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto vols = ctx.input<Volumes>("sdf");
+    const std::string name = ctx.param_string("grid");
+    const Volume* chosen = nullptr;
+    for (const auto& g : vols->grids)
+      if (name.empty() ? g.grid_class() == GridClass::LevelSet : g.name() == name) {
+        chosen = &g;
+        break;
+      }
+    if (!chosen) {
+      if (!name.empty()) throw Error("input 'sdf' has no grid named '" + name + "'");
+      std::string have;
+      for (const auto& g : vols->grids)
+        have += (have.empty() ? "" : ", ") + ("'" + g.name() + "' (" + to_string(g.grid_class()) + ")");
+      throw Error("input 'sdf' holds no level set" + (have.empty() ? std::string(" (it is empty)") : "; it has " + have));
+    }
+    MeshingParams p;
+    p.iso = ctx.param_float("isoValue");
+    p.adaptivity = ctx.param_float("adaptivity");
+    p.allow_quads = ctx.param_bool("allowQuads");
+    Mesh m = sdf_to_mesh(*chosen, p);
+    ctx.info(std::to_string(m.points.size()) + " points, " + std::to_string(m.face_count()) + " faces");
+    ctx.output("mesh", std::move(m));
+  }
+};
+
+}  // namespace
+
+void register_surfacing(Registry& r) {
+  {
+    NodeSpec s;
+    s.type = "PrimToVDBPointDataGrid";
+    s.describe("Surfacing",
+               "Particles to an OpenVDB PointDataGrid (VDB points) holding P, v and the attributes asked for, "
+               "the first step of the liquid surfacing chain and the point cache Houdini reads. A Dx so small "
+               "that the grid would not fit in memory is refused before anything is allocated.")
+        .input("particles", "points", "Particles.")
+        .output("vdb", "volumes", "One PointDataGrid.")
+        .param_float("Dx", 0.0, 0.0, {}, "m",
+                     "Voxel size of the point grid; usually the particle diameter (0: the particles' diameter).")
+        .param_string("attributes", "", "Attributes to store besides P and v, separated by spaces (* for all).")
+        .param_string("name", "points", "Grid name.");
+    r.add(std::move(s.make<PointsToVdbNode>()));
+  }
+  {
+    NodeSpec s;
+    s.type = "SmoothLiquidSDF";
+    s.describe("Surfacing",
+               "A smooth narrow-band level set of the liquid (grid \"surface\"): spheres of influenceScale x the "
+               "particle radius are rasterised, renormalised, smoothed, eroded back to surfaceScale x radius from "
+               "the centres, and particles left outside are kept as droplet spheres. Thin sheets stay connected, a "
+               "single particle gives a sphere, a flat layer a flat surface.")
+        .input("vdb", "volumes", "VDB points (from PrimToVDBPointDataGrid), or connect 'particles' instead.", true)
+        .input("particles", "points", "Particles, instead of 'vdb'.", true)
+        .output("sdf", "volumes", "The level set \"surface\".")
+        .param_float("Dx", 0.0, 0.0, {}, "m", "Output voxel size; smaller is finer (0: half the particle radius).")
+        .param_float("radius", 0.0, 0.0, {}, "m", "Particle radius (0: the one the particles carry).")
+        .param_float("influenceScale", 3.0, 1.0, 10.0, "",
+                     "Radius of the rasterised spheres, in particle radii; larger fills gaps and smooths more.")
+        .param_float("surfaceScale", 1.0, 0.1, 10.0, "",
+                     "Distance of the final surface from the outer particles' centres, in particle radii.")
+        .param_float("dropletScale", 1.2, 0.1, 10.0, "", "Radius of isolated droplets, in particle radii.")
+        .param_enum("smoothing", kSmoothing, "gaussian",
+                    "Filter between rasterising and eroding: Gaussian (the default: on a sphere of particles it "
+                    "brings the area within 1 % of the true sphere), mean curvature flow, Laplacian, or none.")
+        .param_int("iterations", 4, 0, 100, "", "Smoothing iterations.")
+        .param_int("halfWidth", 3, 2, 20, "voxels", "Narrow band half width.")
+        .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).");
+    r.add(std::move(s.make<LiquidSdfNode>()));
+  }
+  {
+    NodeSpec s;
+    s.type = "SDFToPrim";
+    s.describe("Surfacing",
+               "A level set to a closed mesh, wound outward (counter-clockwise seen from outside, as Houdini and "
+               "Blender expect) with point normals from the level set's gradient.")
+        .input("sdf", "volumes", "Volumes holding a level set.")
+        .output("mesh", "mesh", "The surface mesh.")
+        .param_string("grid", "", "Name of the level set to mesh (empty: the first level set).")
+        .param_float("isoValue", 0.0, {}, {}, "m", "Distance of the meshed surface (positive: outside).")
+        .param_float("adaptivity", 0.0, 0.0, 1.0, "", "0: uniform faces; up to 1: fewer faces where flat.")
+        .param_bool("allowQuads", false, "Keep quads (otherwise every face is a triangle).");
+    r.add(std::move(s.make<SdfToPrimNode>()));
+  }
+}
+
+}  // namespace eddy::library

@@ -1,0 +1,124 @@
+#pragma once
+// The particle-to-surface pipeline and VDB file I/O.
+//
+//   points_to_vdb      PrimToVDBPointDataGrid: particles -> PointDataGrid
+//   smooth_liquid_sdf  SmoothLiquidSDF: particles -> narrow-band level set
+//   sdf_to_mesh        SDFToPrim: level set -> closed, outward mesh
+//
+// Lengths are in metres. Every function throws eddy::Error naming what is
+// wrong (and the file, for I/O).
+#include <string>
+#include <vector>
+
+#include "eddy/core/mesh.h"
+#include "eddy/core/points.h"
+#include "eddy/surfacing/volume.h"
+
+namespace eddy {
+
+// ---- PrimToVDBPointDataGrid
+
+// Bytes a PointDataGrid of these points at voxel size dx would take (leaf
+// nodes counted exactly, attributes at their size), to refuse a dx that
+// does not fit before anything is allocated.
+double estimate_point_grid_bytes(const Points& points, double dx, const std::vector<std::string>& attributes);
+// A PointDataGrid named `name` holding P, v and the named attributes ("*":
+// all). The particle radius is kept as the grid's "eddy_radius" metadata.
+// Throws when the estimate exceeds half the physical memory.
+Volume points_to_vdb(const Points& points, double dx, const std::vector<std::string>& attributes,
+                     const std::string& name = "points");
+// The points of a PointDataGrid with every attribute it holds (float, int,
+// vec3 float); the radius comes back from "eddy_radius" or `pscale`.
+Points vdb_to_points(const Volume& volume);
+
+// ---- SmoothLiquidSDF
+
+enum class Smoothing { None, Gaussian, MeanCurvature, Laplacian };
+const char* to_string(Smoothing s);
+
+struct LiquidSdfParams {
+  double dx = 0;                 // output voxel size, m; 0: 0.5 x particle radius
+  double radius = 0;             // particle radius, m; 0: the points' radius
+  double influence_scale = 3.0;  // spheres are rasterised at influence_scale x radius
+  double surface_scale = 1.0;    // the surface is eroded back to surface_scale x radius from the centres
+  double droplet_scale = 1.2;    // isolated particles become spheres of droplet_scale x radius
+  Smoothing smoothing = Smoothing::Gaussian;
+  int iterations = 4;
+  int half_width = 3;  // narrow band half width, voxels
+};
+
+struct LiquidSdfStats {
+  double dx = 0, radius = 0;
+  std::size_t particles = 0, droplets = 0;
+  uint64_t active_voxels = 0;
+  double rasterize_s = 0, filter_s = 0, droplet_s = 0, total_s = 0;
+};
+
+// The standard liquid chain: rasterise spheres at the influence radius,
+// renormalise, smooth, erode back to the surface radius, add particles left
+// outside the eroded surface as droplet spheres, union. A level set named
+// "surface"; empty points give an empty level set.
+Volume smooth_liquid_sdf(const Points& points, const LiquidSdfParams& params, LiquidSdfStats* stats = nullptr);
+
+// The same chain through OpenVDB's own tools only (ParticlesToLevelSet for
+// the spheres): the reference the fast rasteriser is tested and benchmarked
+// against.
+Volume smooth_liquid_sdf_openvdb(const Points& points, const LiquidSdfParams& params,
+                                 LiquidSdfStats* stats = nullptr);
+
+// Step 1 alone: the union of spheres of `radius` around the points as a
+// narrow band level set (active within half_width voxels of the surface),
+// by the fast rasteriser or by OpenVDB's ParticlesToLevelSet.
+Volume rasterize_spheres(const Points& points, double radius, double dx, int half_width, bool openvdb_reference);
+
+// Bytes the liquid SDF of these points would need at least, to refuse a dx
+// that cannot fit.
+double estimate_liquid_sdf_bytes(const Points& points, const LiquidSdfParams& params);
+
+// ---- SDFToPrim
+
+struct MeshingParams {
+  double iso = 0;         // m
+  double adaptivity = 0;  // 0: uniform, 1: fewest faces
+  bool allow_quads = false;
+};
+// A closed mesh wound outward with point normals. Throws unless `volume` is
+// a float level set.
+Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& params);
+
+// ---- colliders from meshes
+
+struct SampledSdf {
+  int dims[3] = {0, 0, 0};
+  float origin[3] = {0, 0, 0};
+  float dx = 0;
+  std::vector<float> values;  // x fastest; negative inside the mesh
+};
+// The signed distance of a closed mesh sampled on a dense grid of spacing dx
+// covering the mesh plus `margin` (OpenVDB meshToVolume with a band wide
+// enough to reach every node).
+SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin);
+// A level set of a closed mesh (for WriteVDB and tests).
+Volume mesh_to_level_set(const Mesh& mesh, double dx, int half_width, const std::string& name);
+
+// ---- files
+
+// One .vdb with every grid (compressed), written to a temporary name and
+// renamed into place.
+void write_vdb(const std::string& path, const Volumes& volumes);
+// Every grid of a .vdb file; throws naming the file when it is missing,
+// not a VDB file or damaged.
+Volumes read_vdb(const std::string& path);
+
+// Liquid measures of a level set (OpenVDB's LevelSetMeasure): area m^2,
+// volume m^3, Euler characteristic.
+struct LevelSetMeasures {
+  double area = 0, volume = 0;
+  int euler = 0;
+};
+LevelSetMeasures measure_level_set(const Volume& volume);
+
+// Distance from a point to the zero crossing, trilinear (for tests).
+double sample_level_set(const Volume& volume, float x, float y, float z);
+
+}  // namespace eddy

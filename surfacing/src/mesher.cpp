@@ -1,0 +1,171 @@
+// SDFToPrim (level set -> mesh), meshes -> level sets and sampled SDFs, and
+// level set measures.
+#include <openvdb/tools/Interpolation.h>
+#include <openvdb/tools/LevelSetMeasure.h>
+#include <openvdb/tools/MeshToVolume.h>
+#include <openvdb/tools/VolumeToMesh.h>
+
+#include <tbb/parallel_for.h>
+
+#include <cmath>
+
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+#include "eddy/surfacing/surfacing.h"
+#include "vdb_internal.h"
+
+namespace eddy {
+
+namespace {
+
+openvdb::FloatGrid::ConstPtr level_set_of(const Volume& volume, const char* what) {
+  if (volume.empty()) throw Error(std::string(what) + ": no volume given");
+  auto grid = openvdb::GridBase::constGrid<openvdb::FloatGrid>(volume.impl().grid);
+  if (!grid || volume.grid_class() != GridClass::LevelSet)
+    throw Error(std::string(what) + ": grid '" + volume.name() + "' is a " + to_string(volume.grid_class()) + " (" +
+                volume.value_type() + "), not a float level set (an SDF, e.g. from SmoothLiquidSDF)");
+  return grid;
+}
+
+}  // namespace
+
+Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
+  init_openvdb();
+  auto grid = level_set_of(volume, "SDFToPrim");
+  if (!(p.adaptivity >= 0 && p.adaptivity <= 1))
+    throw Error("adaptivity must be within 0..1, got " + std::to_string(p.adaptivity));
+  std::vector<openvdb::Vec3s> pts;
+  std::vector<openvdb::Vec3I> tris;
+  std::vector<openvdb::Vec4I> quads;
+  openvdb::tools::volumeToMesh(*grid, pts, tris, quads, p.iso, p.adaptivity);
+  Mesh m;
+  m.points.resize(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) m.points[i] = vec3(pts[i].x(), pts[i].y(), pts[i].z());
+  // OpenVDB winds its faces clockwise seen from outside (negative signed
+  // volume); the faces are reversed here so the mesh is wound outward.
+  m.triangles.reserve(tris.size() + (p.allow_quads ? 0 : 2 * quads.size()));
+  for (const auto& t : tris) m.triangles.push_back({int32_t(t[0]), int32_t(t[2]), int32_t(t[1])});
+  if (p.allow_quads) {
+    m.quads.reserve(quads.size());
+    for (const auto& q : quads) m.quads.push_back({int32_t(q[0]), int32_t(q[3]), int32_t(q[2]), int32_t(q[1])});
+  } else {
+    // Split along the shorter diagonal, which keeps the triangles fatter.
+    for (const auto& q : quads) {
+      const int32_t a = int32_t(q[0]), b = int32_t(q[3]), c = int32_t(q[2]), d = int32_t(q[1]);
+      if (length2(m.points[a] - m.points[c]) <= length2(m.points[b] - m.points[d])) {
+        m.triangles.push_back({a, b, c});
+        m.triangles.push_back({a, c, d});
+      } else {
+        m.triangles.push_back({a, b, d});
+        m.triangles.push_back({b, c, d});
+      }
+    }
+  }
+  // Normals: the level set's gradient at each point, which is smoother than
+  // averaging facet normals.
+  m.normals.resize(m.points.size());
+  const double dx = grid->voxelSize()[0];
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m.points.size(), 4096), [&](const auto& r) {
+    auto acc = grid->getConstAccessor();
+    openvdb::tools::GridSampler<openvdb::FloatGrid::ConstAccessor, openvdb::tools::BoxSampler> s(acc, grid->transform());
+    const double h = 0.5 * dx;
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      const Vec3f q = m.points[i];
+      auto at = [&](double x, double y, double z) { return s.wsSample(openvdb::Vec3d(x, y, z)); };
+      const Vec3f g = vec3(float(at(q.x + h, q.y, q.z) - at(q.x - h, q.y, q.z)),
+                           float(at(q.x, q.y + h, q.z) - at(q.x, q.y - h, q.z)),
+                           float(at(q.x, q.y, q.z + h) - at(q.x, q.y, q.z - h)));
+      m.normals[i] = normalize_or(g, vec3(0, 1, 0));
+    }
+  });
+  return m;
+}
+
+namespace {
+
+openvdb::FloatGrid::Ptr mesh_grid(const Mesh& mesh, double dx, float ex_band, float in_band) {
+  init_openvdb();
+  if (!(dx > 0)) throw Error("voxel size must be positive, got " + std::to_string(dx));
+  if (mesh.face_count() == 0) throw Error("the mesh has no faces");
+  check_mesh(mesh, "mesh");
+  auto xform = openvdb::math::Transform::createLinearTransform(dx);
+  std::vector<openvdb::Vec3s> pts(mesh.points.size());
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    pts[i] = xform->worldToIndex(openvdb::Vec3d(mesh.points[i].x, mesh.points[i].y, mesh.points[i].z));
+  // Quads go in as two triangles each, so mixed meshes convert as one list.
+  std::vector<openvdb::Vec3I> tris;
+  tris.reserve(mesh.triangles.size() + 2 * mesh.quads.size());
+  for (const auto& t : mesh.triangles) tris.emplace_back(t[0], t[1], t[2]);
+  for (const auto& q : mesh.quads) {
+    tris.emplace_back(q[0], q[1], q[2]);
+    tris.emplace_back(q[0], q[2], q[3]);
+  }
+  auto grid = openvdb::tools::meshToVolume<openvdb::FloatGrid>(
+      openvdb::tools::QuadAndTriangleDataAdapter<openvdb::Vec3s, openvdb::Vec3I>(pts, tris), *xform, ex_band,
+      in_band);
+  return grid;
+}
+
+}  // namespace
+
+Volume mesh_to_level_set(const Mesh& mesh, double dx, int half_width, const std::string& name) {
+  auto grid = mesh_grid(mesh, dx, float(half_width), float(half_width));
+  grid->setName(name);
+  return make_volume(grid);
+}
+
+SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin) {
+  if (!(dx > 0)) throw Error("voxel size must be positive, got " + std::to_string(dx));
+  Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
+  for (const auto& p : mesh.points) {
+    lo = vmin(lo, p);
+    hi = vmax(hi, p);
+  }
+  if (mesh.points.empty()) throw Error("the mesh has no points");
+  lo = lo - vec3(float(margin));
+  hi = hi + vec3(float(margin));
+  SampledSdf out;
+  out.dx = float(dx);
+  const float lo_a[3] = {lo.x, lo.y, lo.z}, hi_a[3] = {hi.x, hi.y, hi.z};
+  double nodes = 1;
+  for (int a = 0; a < 3; ++a) {
+    out.origin[a] = lo_a[a];
+    out.dims[a] = int(std::ceil((hi_a[a] - lo_a[a]) / dx)) + 1;
+    nodes *= out.dims[a];
+  }
+  if (nodes * 4.0 > 0.25 * physical_memory_bytes() || nodes > 2e9)
+    throw Error("a sampled SDF at voxel size " + std::to_string(dx) + " m would need " + format_bytes(nodes * 4.0) +
+                "; use a larger voxel size");
+  // A band wide enough to reach every node of the box, so the whole box is exact.
+  const float band = float(std::max({out.dims[0], out.dims[1], out.dims[2]}));
+  auto grid = mesh_grid(mesh, dx, band, band);
+  out.values.resize(std::size_t(nodes));
+  tbb::parallel_for(0, out.dims[2], [&](int k) {
+    auto acc = grid->getConstAccessor();
+    openvdb::tools::GridSampler<openvdb::FloatGrid::ConstAccessor, openvdb::tools::BoxSampler> s(acc, grid->transform());
+    for (int j = 0; j < out.dims[1]; ++j)
+      for (int i = 0; i < out.dims[0]; ++i) {
+        const openvdb::Vec3d w(out.origin[0] + i * dx, out.origin[1] + j * dx, out.origin[2] + k * dx);
+        out.values[(std::size_t(k) * out.dims[1] + j) * out.dims[0] + i] = float(s.wsSample(w));
+      }
+  });
+  return out;
+}
+
+LevelSetMeasures measure_level_set(const Volume& volume) {
+  auto grid = level_set_of(volume, "measure");
+  openvdb::tools::LevelSetMeasure<openvdb::FloatGrid> m(*grid);
+  LevelSetMeasures out;
+  out.area = m.area(true);
+  out.volume = m.volume(true);
+  out.euler = m.eulerCharacteristic();
+  return out;
+}
+
+double sample_level_set(const Volume& volume, float x, float y, float z) {
+  auto grid = level_set_of(volume, "sample");
+  openvdb::tools::GridSampler<openvdb::FloatGrid, openvdb::tools::BoxSampler> s(*grid);
+  return s.wsSample(openvdb::Vec3d(x, y, z));
+}
+
+}  // namespace eddy

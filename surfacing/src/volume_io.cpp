@@ -1,0 +1,267 @@
+// Volume wrapper, PrimToVDBPointDataGrid (points <-> PointDataGrid) and .vdb
+// file I/O.
+#include <openvdb/io/File.h>
+#include <openvdb/points/PointConversion.h>
+#include <openvdb/points/PointCount.h>
+#include <openvdb/tools/PointIndexGrid.h>
+
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <unordered_set>
+
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+#include "eddy/surfacing/surfacing.h"
+#include "vdb_internal.h"
+
+namespace eddy {
+
+namespace vdbp = openvdb::points;
+
+const char* to_string(GridClass c) {
+  switch (c) {
+    case GridClass::LevelSet: return "level set";
+    case GridClass::FogVolume: return "fog volume";
+    case GridClass::Points: return "points";
+    default: return "other";
+  }
+}
+
+const std::string& Volume::name() const { return impl_->name; }
+GridClass Volume::grid_class() const { return impl_->cls; }
+const std::string& Volume::value_type() const { return impl_->type; }
+double Volume::voxel_size() const { return impl_->dx; }
+uint64_t Volume::active_voxels() const { return impl_->active; }
+uint64_t Volume::point_count() const { return impl_->points; }
+std::size_t Volume::memory_bytes() const { return impl_ ? impl_->bytes : 0; }
+
+void init_openvdb() {
+  static std::once_flag once;
+  std::call_once(once, [] { openvdb::initialize(); });
+}
+
+Volume make_volume(openvdb::GridBase::Ptr grid) {
+  auto impl = std::make_shared<Volume::Impl>();
+  impl->name = grid->getName();
+  impl->type = grid->valueType();
+  impl->dx = grid->voxelSize()[0];
+  impl->active = grid->activeVoxelCount();
+  impl->bytes = grid->memUsage();
+  if (auto pts = openvdb::GridBase::grid<vdbp::PointDataGrid>(grid)) {
+    impl->cls = GridClass::Points;
+    impl->points = vdbp::pointCount(pts->tree());
+  } else if (grid->getGridClass() == openvdb::GRID_LEVEL_SET) {
+    impl->cls = GridClass::LevelSet;
+  } else if (grid->getGridClass() == openvdb::GRID_FOG_VOLUME) {
+    impl->cls = GridClass::FogVolume;
+  }
+  impl->grid = std::move(grid);
+  return Volume(std::move(impl));
+}
+
+// ---------------------------------------------------------------------------
+// PrimToVDBPointDataGrid
+
+namespace {
+
+std::vector<const Points::Attribute*> chosen_attributes(const Points& pts, const std::vector<std::string>& names) {
+  std::vector<const Points::Attribute*> out;
+  const bool all = std::find(names.begin(), names.end(), "*") != names.end();
+  for (const auto& a : pts.attributes())
+    if (a.name == "v") out.push_back(&a);
+  if (all) {
+    for (const auto& a : pts.attributes())
+      if (a.name != "P" && a.name != "v") out.push_back(&a);
+    return out;
+  }
+  for (const auto& n : names) {
+    if (n == "P" || n == "v") continue;
+    const auto* a = pts.find(n);
+    if (!a) throw Error("the particles have no attribute '" + n + "' to store");
+    out.push_back(a);
+  }
+  return out;
+}
+
+// Bytes of one PointDataGrid leaf besides its attribute values: the voxel
+// offsets (512 x 4), masks, the attribute set and array headers.
+constexpr double kLeafOverhead = 512 * 4 + 256;
+
+}  // namespace
+
+double estimate_point_grid_bytes(const Points& pts, double dx, const std::vector<std::string>& attributes) {
+  if (!(dx > 0)) throw Error("voxel size Dx must be positive, got " + std::to_string(dx));
+  const Vec3f* P = pts.P();
+  const double leaf = 8.0 * dx;
+  std::unordered_set<uint64_t> leaves;
+  leaves.reserve(std::min<std::size_t>(pts.size(), 1u << 20));
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const double c[3] = {std::floor(P[i].x / leaf), std::floor(P[i].y / leaf), std::floor(P[i].z / leaf)};
+    for (double v : c)
+      if (!(std::fabs(v) < double(1 << 20)))
+        throw Error("voxel size Dx " + std::to_string(dx) + " m is too small for particles " +
+                    std::to_string(std::fabs(v) * leaf) + " m from the origin (over 2^23 voxels)");
+    uint64_t key = 0;
+    for (double v : c) key = (key << 21) | (uint64_t(int64_t(v) + (1 << 20)) & 0x1fffff);
+    leaves.insert(key);
+  }
+  double per_point = 12;  // P
+  for (const auto* a : chosen_attributes(pts, attributes)) per_point += double(attrib_size(a->type));
+  return double(leaves.size()) * (kLeafOverhead + 64.0 * double(attributes.size() + 2)) +
+         double(pts.size()) * per_point * 2.0;  // x2: the index grid built on the way
+}
+
+Volume points_to_vdb(const Points& pts, double dx, const std::vector<std::string>& attributes,
+                     const std::string& name) {
+  init_openvdb();
+  const double need = estimate_point_grid_bytes(pts, dx, attributes);
+  const double have = physical_memory_bytes();
+  if (need > 0.5 * have)
+    throw Error("voxel size Dx " + std::to_string(dx) + " m would need about " + format_bytes(need) + " for " +
+                std::to_string(pts.size()) + " points, more than half of this machine's " + format_bytes(have) +
+                "; use a larger Dx (the particle diameter is usual)");
+  const auto attrs = chosen_attributes(pts, attributes);
+  auto xform = openvdb::math::Transform::createLinearTransform(dx);
+  std::vector<openvdb::Vec3f> pos(pts.size());
+  const Vec3f* P = pts.P();
+  for (std::size_t i = 0; i < pts.size(); ++i) pos[i] = openvdb::Vec3f(P[i].x, P[i].y, P[i].z);
+  const vdbp::PointAttributeVector<openvdb::Vec3f> pos_wrap(pos);
+  auto index = openvdb::tools::createPointIndexGrid<openvdb::tools::PointIndexGrid>(pos_wrap, *xform);
+  auto grid = vdbp::createPointDataGrid<vdbp::NullCodec, vdbp::PointDataGrid>(*index, pos_wrap, *xform);
+  grid->setName(name);
+  grid->insertMeta("eddy_radius", openvdb::FloatMetadata(pts.radius));
+  for (const auto* a : attrs) {
+    switch (a->type) {
+      case AttribType::Vec3: {
+        const auto& src = std::get<std::vector<Vec3f>>(a->data);
+        std::vector<openvdb::Vec3f> v(src.size());
+        for (std::size_t i = 0; i < src.size(); ++i) v[i] = openvdb::Vec3f(src[i].x, src[i].y, src[i].z);
+        vdbp::appendAttribute<openvdb::Vec3f>(grid->tree(), a->name);
+        vdbp::populateAttribute(grid->tree(), index->tree(), a->name, vdbp::PointAttributeVector<openvdb::Vec3f>(v));
+        break;
+      }
+      case AttribType::Float: {
+        const auto& src = std::get<std::vector<float>>(a->data);
+        vdbp::appendAttribute<float>(grid->tree(), a->name);
+        vdbp::populateAttribute(grid->tree(), index->tree(), a->name, vdbp::PointAttributeVector<float>(src));
+        break;
+      }
+      case AttribType::Int: {
+        const auto& src = std::get<std::vector<int32_t>>(a->data);
+        vdbp::appendAttribute<int32_t>(grid->tree(), a->name);
+        vdbp::populateAttribute(grid->tree(), index->tree(), a->name, vdbp::PointAttributeVector<int32_t>(src));
+        break;
+      }
+    }
+  }
+  return make_volume(grid);
+}
+
+Points vdb_to_points(const Volume& volume) {
+  if (volume.empty()) throw Error("no volume given");
+  const auto grid = openvdb::GridBase::constGrid<vdbp::PointDataGrid>(volume.impl().grid);
+  if (!grid)
+    throw Error("grid '" + volume.name() + "' is a " + to_string(volume.grid_class()) + " (" +
+                volume.value_type() + "), not VDB points");
+  const auto& tree = grid->tree();
+  const auto& xf = grid->transform();
+  // Attribute layout from the first leaf; every leaf of a grid shares one descriptor.
+  Points out(0);
+  std::size_t n = 0;
+  for (auto leaf = tree.cbeginLeaf(); leaf; ++leaf) n += leaf->pointCount();
+  out.resize(n);
+  if (auto m = grid->getMetadata<openvdb::FloatMetadata>("eddy_radius")) out.radius = m->value();
+  auto leaf0 = tree.cbeginLeaf();
+  if (!leaf0) return out;
+  const auto& desc = leaf0->attributeSet().descriptor();
+  struct Column {
+    std::string name;
+    std::size_t index;
+    AttribType type;
+  };
+  std::vector<Column> cols;
+  for (const auto& [aname, idx] : desc.map()) {
+    if (aname == "P") continue;
+    const std::string& t = desc.valueType(idx);
+    if (t == "vec3s") cols.push_back({aname, idx, AttribType::Vec3});
+    else if (t == "float") cols.push_back({aname, idx, AttribType::Float});
+    else if (t == "int32") cols.push_back({aname, idx, AttribType::Int});
+    // Other types (strings, doubles, groups) have no Points counterpart; left out.
+  }
+  for (const auto& c : cols) out.add(c.name, c.type);
+  Vec3f* P = out.P();
+  std::size_t k = 0;
+  for (auto leaf = tree.cbeginLeaf(); leaf; ++leaf) {
+    const std::size_t base = k;
+    vdbp::AttributeHandle<openvdb::Vec3f> ph(leaf->constAttributeArray("P"));
+    for (auto idx = leaf->beginIndexOn(); idx; ++idx) {
+      const openvdb::Vec3d w = xf.indexToWorld(ph.get(*idx) + idx.getCoord().asVec3d());
+      P[k++] = vec3(float(w.x()), float(w.y()), float(w.z()));
+    }
+    for (const auto& c : cols) {
+      std::size_t j = base;
+      const auto& arr = leaf->constAttributeArray(c.index);
+      if (c.type == AttribType::Vec3) {
+        vdbp::AttributeHandle<openvdb::Vec3f> h(arr);
+        Vec3f* d = out.get_vec3(c.name);
+        for (auto idx = leaf->beginIndexOn(); idx; ++idx, ++j) {
+          const auto v = h.get(*idx);
+          d[j] = vec3(v.x(), v.y(), v.z());
+        }
+      } else if (c.type == AttribType::Float) {
+        vdbp::AttributeHandle<float> h(arr);
+        float* d = out.get_float(c.name);
+        for (auto idx = leaf->beginIndexOn(); idx; ++idx, ++j) d[j] = h.get(*idx);
+      } else {
+        vdbp::AttributeHandle<int32_t> h(arr);
+        int32_t* d = out.get_int(c.name);
+        for (auto idx = leaf->beginIndexOn(); idx; ++idx, ++j) d[j] = h.get(*idx);
+      }
+    }
+  }
+  if (!(out.radius > 0) && out.has("pscale") && n > 0) out.radius = out.get_float("pscale")[0];
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+void write_vdb(const std::string& path, const Volumes& volumes) {
+  init_openvdb();
+  openvdb::GridCPtrVec grids;
+  for (const auto& v : volumes.grids)
+    if (!v.empty()) grids.push_back(v.impl().grid);
+  write_atomic(path, [&](const std::string& tmp) {
+    try {
+      openvdb::io::File file(tmp);
+      file.write(grids);
+      file.close();
+    } catch (const openvdb::Exception& e) {
+      throw Error("cannot write '" + path + "': " + e.what());
+    }
+  });
+}
+
+Volumes read_vdb(const std::string& path) {
+  init_openvdb();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path + ": no such VDB file");
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not a VDB file");
+  Volumes out;
+  try {
+    openvdb::io::File file(path);
+    file.open(/*delayLoad=*/false);
+    auto grids = file.getGrids();
+    file.close();
+    for (auto& g : *grids) out.grids.push_back(make_volume(g));
+  } catch (const openvdb::Exception& e) {
+    throw Error(path + ": not a readable VDB file: " + e.what());
+  } catch (const std::ios_base::failure& e) {
+    throw Error(path + ": not a readable VDB file (truncated or damaged): " + e.what());
+  }
+  return out;
+}
+
+}  // namespace eddy
