@@ -25,8 +25,9 @@ test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
-	@$(BUILD_DIR)/bin/eddy run examples/dam_break_pbf.eddy.json --out $(DEMO_OUT)
-	@echo "demo: output written under $(abspath $(DEMO_OUT))"
+	@$(BUILD_DIR)/bin/eddy run examples/water_hits_lemon.eddy.json --out $(DEMO_OUT)
+	@echo "demo: liquid meshes  $(abspath $(DEMO_OUT))/water_hits_lemon/surface.*.obj"
+	@echo "demo: VDB files      $(abspath $(DEMO_OUT))/water_hits_lemon/fluid.*.vdb (grids: surface, points)"
 
 bench: build
 	@$(BUILD_DIR)/bin/eddy_bench_pbf

@@ -337,6 +337,8 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
     filter.setNormCount(4);
     filter.normalize();
     filter.setNormCount(1);
+    st.renormalize_s = since(t);
+    const auto ts = Clock::now();
     for (int i = 0; i < p.iterations; ++i) {
       switch (p.smoothing) {
         case Smoothing::None: break;
@@ -345,13 +347,12 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
         case Smoothing::Laplacian: filter.laplacian(); break;
       }
     }
-    // Over a layer of particles s = 2r apart the union of spheres dips
-    // between them; its mean height lies about s^2 / (12 R) below the
-    // spheres' tops (R - sqrt(R^2 - d^2) ~ d^2 / 2R, averaged over a square
-    // cell, <d^2> = s^2 / 6), so the erosion stops that much short.
+    st.smooth_s = since(ts);
+    const auto te = Clock::now();
     const double dip = (2 * s.r) * (2 * s.r) / (12 * s.R);
     const double erode = s.R - s.surface - dip;
     if (erode > 0) filter.offset(float(erode));
+    st.erode_s = since(te);
   }
   st.filter_s = since(t);
   t = Clock::now();

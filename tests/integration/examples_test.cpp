@@ -1,12 +1,16 @@
 // Every example graph cooks its first frames through the eddy command and
-// writes readable particle files.
+// writes readable files: particle clouds with a radius, closed outward
+// meshes, and .vdb files whose level set is named "surface".
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
+#include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
+#include "eddy/surfacing/surfacing.h"
 
 namespace {
 
@@ -24,18 +28,38 @@ TEST(Examples, CookTheirFirstFrames) {
                             out.string() + " > /dev/null 2>&1";
     const int st = std::system(cmd.c_str());
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << path;
-    int files = 0;
+    std::map<std::string, int> files;
     for (const auto& f : fs::recursive_directory_iterator(out)) {
-      if (f.path().extension() != ".ply") continue;
-      const eddy::Points p = eddy::read_ply_points(f.path().string());
-      EXPECT_GT(p.size(), 0u) << f.path();
-      EXPECT_GT(p.radius, 0.0f) << f.path();
-      ++files;
+      if (f.is_directory()) continue;
+      const std::string ext = f.path().extension().string(), file = f.path().string();
+      ++files[ext];
+      if (ext == ".ply") {
+        const eddy::Points p = eddy::read_ply_points(file);
+        EXPECT_GT(p.size(), 0u) << file;
+        EXPECT_GT(p.radius, 0.0f) << file;
+      } else if (ext == ".obj") {
+        const eddy::MeshStats s = eddy::measure_mesh(eddy::read_mesh(file));
+        EXPECT_GT(s.triangles, 0u) << file;
+        EXPECT_EQ(s.boundary_edges, 0u) << file;
+        EXPECT_EQ(s.nonmanifold_edges, 0u) << file;
+        EXPECT_GT(s.volume, 0.0) << file;
+      } else if (ext == ".vdb") {
+        const eddy::Volumes v = eddy::read_vdb(file);
+        const eddy::Volume* surface = v.find("surface");
+        ASSERT_NE(surface, nullptr) << file;
+        EXPECT_EQ(surface->grid_class(), eddy::GridClass::LevelSet) << file;
+        EXPECT_GT(surface->active_voxels(), 0u) << file;
+      } else {
+        ADD_FAILURE() << "unexpected file " << file;
+      }
     }
-    EXPECT_EQ(files, 3) << path;
+    // Three frames of every kind of file the example writes; both examples are surfaced.
+    EXPECT_EQ(files[".obj"], 3) << path;
+    EXPECT_EQ(files[".vdb"], 3) << path;
+    for (const auto& [ext, n] : files) EXPECT_EQ(n, 3) << path << " " << ext;
     fs::remove_all(out);
   }
-  EXPECT_GE(examples, 1);
+  EXPECT_GE(examples, 2);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ struct LiquidSdfStats {
   std::size_t particles = 0, droplets = 0;
   uint64_t active_voxels = 0;
   double rasterize_s = 0, filter_s = 0, droplet_s = 0, total_s = 0;
+  double renormalize_s = 0, smooth_s = 0, erode_s = 0;  // the parts of filter_s
 };
 
 // The standard liquid chain: rasterise spheres at the influence radius,
