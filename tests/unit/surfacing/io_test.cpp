@@ -1,0 +1,236 @@
+// Round trips (points <-> VDB points, .vdb files, .obj and .ply meshes), bad
+// files, and mesh-derived SDFs against analytic distances.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "eddy/core/error.h"
+#include "eddy/core/mesh.h"
+#include "eddy/surfacing/surfacing.h"
+
+namespace eddy {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const char* name) {
+  fs::path d = fs::temp_directory_path() / ("eddy_surf_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Points random_points(std::size_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  Points p(n);
+  p.radius = 0.01f;
+  p.add("density", AttribType::Float);
+  p.add("id", AttribType::Int);
+  p.add("Cd", AttribType::Vec3);
+  for (std::size_t i = 0; i < n; ++i) {
+    p.P()[i] = vec3(u(rng), u(rng) + 1.0f, u(rng));
+    p.v()[i] = vec3(u(rng), u(rng), u(rng));
+    p.get_float("density")[i] = 1000 + u(rng);
+    p.get_int("id")[i] = int32_t(i);
+    p.get_vec3("Cd")[i] = vec3(u(rng), 0.5f, 1.0f);
+  }
+  return p;
+}
+
+// A UV sphere, wound outward.
+Mesh uv_sphere(float radius, int rings, int segs) {
+  Mesh m;
+  m.points.push_back(vec3(0, -radius, 0));
+  for (int i = 1; i < rings; ++i) {
+    const float th = float(M_PI) * i / rings;
+    for (int j = 0; j < segs; ++j) {
+      const float ph = 2 * float(M_PI) * j / segs;
+      m.points.push_back(vec3(radius * std::sin(th) * std::cos(ph), -radius * std::cos(th), radius * std::sin(th) * std::sin(ph)));
+    }
+  }
+  m.points.push_back(vec3(0, radius, 0));
+  auto at = [&](int i, int j) { return 1 + (i - 1) * segs + (j % segs); };
+  const int top = int(m.points.size()) - 1;
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({0, at(1, j), at(1, j + 1)});
+  for (int i = 1; i < rings - 1; ++i)
+    for (int j = 0; j < segs; ++j) m.quads.push_back({at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)});
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({top, at(rings - 1, j + 1), at(rings - 1, j)});
+  return m;
+}
+
+TEST(VdbPoints, RoundTripKeepsEveryPointAndAttribute) {
+  const Points p = random_points(5000);
+  const Volume v = points_to_vdb(p, 0.02, {"*"});
+  EXPECT_EQ(v.grid_class(), GridClass::Points);
+  EXPECT_EQ(v.name(), "points");
+  EXPECT_EQ(v.point_count(), p.size());
+  EXPECT_DOUBLE_EQ(v.voxel_size(), 0.02);
+  const Points q = vdb_to_points(v);
+  ASSERT_EQ(q.size(), p.size());
+  EXPECT_FLOAT_EQ(q.radius, p.radius);
+  // The grid orders points by voxel; match them through `id`.
+  const int32_t* id = q.get_int("id");
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    const std::size_t i = std::size_t(id[k]);
+    ASSERT_LT(i, p.size());
+    EXPECT_NEAR(length(q.P()[k] - p.P()[i]), 0.0f, 1e-6f);
+    EXPECT_EQ(q.v()[k], p.v()[i]);
+    EXPECT_EQ(q.get_float("density")[k], p.get_float("density")[i]);
+    EXPECT_EQ(q.get_vec3("Cd")[k], p.get_vec3("Cd")[i]);
+  }
+}
+
+TEST(VdbPoints, OnlyTheNamedAttributesAreStored) {
+  const Points p = random_points(100);
+  const Points q = vdb_to_points(points_to_vdb(p, 0.02, {"density"}));
+  EXPECT_TRUE(q.has("density"));
+  EXPECT_TRUE(q.has("v"));
+  EXPECT_FALSE(q.has("id"));
+  EXPECT_THROW(points_to_vdb(p, 0.02, {"temperature"}), Error);
+}
+
+TEST(VdbPoints, AVoxelSizeTooSmallForMemoryIsRefusedUpFront) {
+  const Points p = random_points(20000);
+  try {
+    points_to_vdb(p, 1e-7, {});
+    FAIL() << "accepted a voxel of 0.1 micrometre";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Dx"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VdbFile, WriteThenReadKeepsNamesClassesVoxelSizeAndPointCount) {
+  const fs::path d = temp_dir("vdb");
+  const Points p = random_points(3000);
+  Volumes vs;
+  vs.grids.push_back(smooth_liquid_sdf(p, {}));
+  vs.grids.push_back(points_to_vdb(p, 0.02, {"*"}));
+  const std::string file = (d / "frame.0001.vdb").string();
+  write_vdb(file, vs);
+  const Volumes back = read_vdb(file);
+  ASSERT_EQ(back.grids.size(), 2u);
+  for (const Volume& g : vs.grids) {
+    const Volume* r = back.find(g.name());  // OpenVDB lists a file's grids by name
+    ASSERT_NE(r, nullptr) << g.name();
+    EXPECT_EQ(r->grid_class(), g.grid_class());
+    EXPECT_DOUBLE_EQ(r->voxel_size(), g.voxel_size());
+    EXPECT_EQ(r->active_voxels(), g.active_voxels());
+    EXPECT_EQ(r->point_count(), g.point_count());
+  }
+  EXPECT_EQ(back.find("points")->point_count(), p.size());
+  // Only the final file is left: no temporary beside it.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(d)) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 1);
+  fs::remove_all(d);
+}
+
+TEST(VdbFile, MissingCorruptAndTruncatedFilesAreNamed) {
+  const fs::path d = temp_dir("bad");
+  auto expect_error = [](const std::string& path, const char* what) {
+    try {
+      read_vdb(path);
+      FAIL() << "read " << path;
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(path), std::string::npos) << m;
+      EXPECT_NE(m.find(what), std::string::npos) << m;
+    }
+  };
+  expect_error((d / "nope.vdb").string(), "no such");
+  std::ofstream(d / "text.vdb") << "this is not a vdb file at all";
+  expect_error((d / "text.vdb").string(), "not a readable VDB");
+  // A real file cut in half.
+  Volumes vs;
+  vs.grids.push_back(smooth_liquid_sdf(random_points(2000), {}));
+  write_vdb((d / "whole.vdb").string(), vs);
+  const auto size = fs::file_size(d / "whole.vdb");
+  fs::copy_file(d / "whole.vdb", d / "half.vdb");
+  fs::resize_file(d / "half.vdb", size / 2);
+  expect_error((d / "half.vdb").string(), "not a readable VDB");
+  fs::remove_all(d);
+}
+
+TEST(Mesher, RefusesAGridThatIsNotALevelSet) {
+  const Volume pts = points_to_vdb(random_points(100), 0.02, {});
+  try {
+    sdf_to_mesh(pts, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a float level set"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Mesher, QuadsAndTrianglesDescribeTheSameSurface) {
+  const Mesh ref = uv_sphere(0.3f, 24, 48);
+  const Volume ls = mesh_to_level_set(ref, 0.01, 3, "ball");
+  MeshingParams q;
+  q.allow_quads = true;
+  const MeshStats a = measure_mesh(sdf_to_mesh(ls, {})), b = measure_mesh(sdf_to_mesh(ls, q));
+  EXPECT_GT(a.volume, 0.0);
+  EXPECT_NEAR(a.volume / b.volume, 1.0, 1e-3);
+  EXPECT_EQ(a.boundary_edges + b.boundary_edges, 0u);
+  EXPECT_EQ(a.inconsistent_edges + b.inconsistent_edges, 0u);
+  EXPECT_NEAR(a.volume / (4.0 / 3.0 * M_PI * 0.027), 1.0, 0.02);
+}
+
+TEST(MeshFile, ObjAndPlyRoundTripsGiveTheSameMesh) {
+  const fs::path d = temp_dir("mesh");
+  Mesh m = uv_sphere(0.25f, 12, 20);
+  compute_point_normals(m);
+  for (const char* name : {"m.obj", "m.ply"}) {
+    const std::string file = (d / name).string();
+    write_mesh(file, m);
+    const Mesh r = read_mesh(file);
+    ASSERT_EQ(r.points.size(), m.points.size()) << name;
+    for (std::size_t i = 0; i < m.points.size(); ++i) {
+      EXPECT_EQ(r.points[i], m.points[i]) << name;  // %.9g and binary floats are exact
+      EXPECT_NEAR(length(r.normals[i] - m.normals[i]), 0.0f, 1e-5f) << name;
+    }
+    EXPECT_EQ(r.triangles, m.triangles) << name;
+    EXPECT_EQ(r.quads, m.quads) << name;
+  }
+  fs::remove_all(d);
+}
+
+TEST(MeshFile, BadFilesAreNamedWithTheLine) {
+  const fs::path d = temp_dir("badmesh");
+  std::ofstream(d / "a.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n";
+  std::ofstream(d / "b.obj") << "v 0 0 zero\n";
+  std::ofstream(d / "c.ply") << "ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\n"
+                                "property float y\nproperty float z\nend_header\nabc";
+  for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
+           {"a.obj", ":4: "}, {"b.obj", ":1: "}, {"c.ply", "truncated"}, {"missing.obj", "mesh file"}}) {
+    try {
+      read_mesh((d / file).string());
+      FAIL() << file;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(d);
+}
+
+TEST(MeshSdf, SampledDistanceOfASphereMeshIsTheSphereDistance) {
+  const Mesh m = uv_sphere(0.2f, 48, 96);
+  const SampledSdf s = mesh_to_sdf(m, 0.01, 0.05);
+  double worst = 0;
+  for (int k = 0; k < s.dims[2]; k += 3)
+    for (int j = 0; j < s.dims[1]; j += 3)
+      for (int i = 0; i < s.dims[0]; i += 3) {
+        const Vec3f x = vec3(s.origin[0] + i * s.dx, s.origin[1] + j * s.dx, s.origin[2] + k * s.dx);
+        const double exact = length(x) - 0.2;
+        const double got = s.values[(std::size_t(k) * s.dims[1] + j) * s.dims[0] + i];
+        worst = std::max(worst, std::fabs(got - exact));
+      }
+  // The facets cut chords at most 0.2 (1 - cos(pi / 48)) = 0.4 mm inside the sphere.
+  EXPECT_LT(worst, 0.5 * s.dx);
+}
+
+}  // namespace
+}  // namespace eddy
