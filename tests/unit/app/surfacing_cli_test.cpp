@@ -13,25 +13,14 @@
 
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
+#include "run_eddy.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string output;
-};
-
-Result eddy(const std::string& args) {
-  const std::string cmd = std::string(EDDY_BINARY_DIR) + "/bin/eddy " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using eddy::testing::eddy;
+using eddy::testing::Result;
 
 class SurfacingCli : public ::testing::Test {
  protected:
