@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,12 @@ void write_file_atomic(const std::string& path, const std::string& data) {
     f.flush();
     if (!f) throw Error("failed writing '" + tmp + "' (disk full?)");
   });
+}
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
 }
 
 std::string format_bytes(double b) {

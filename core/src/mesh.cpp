@@ -23,12 +23,6 @@ void for_each_triangle(const Mesh& m, F&& f) {
   }
 }
 
-std::string lower_extension(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
-}
-
 }  // namespace
 
 void compute_point_normals(Mesh& m) {

@@ -110,16 +110,22 @@ double read_scalar(const char* p, const std::string& t) {
 
 bool is_int_type(const std::string& t) { return t != "float" && t != "float32" && t != "double" && t != "float64"; }
 
+// Offset of the first byte after "end_header\n"; throws `what` + the reason.
+std::size_t ply_body(const std::string& data, const std::string& what) {
+  if (data.compare(0, 4, "ply\n") != 0 && data.compare(0, 5, "ply\r\n") != 0) throw Error(what + "missing 'ply' magic");
+  const std::size_t end = data.find("end_header");
+  if (end == std::string::npos) throw Error(what + "no end_header");
+  const std::size_t nl = data.find('\n', end);
+  if (nl == std::string::npos) throw Error(what + "truncated header");
+  return nl + 1;
+}
+
 }  // namespace
 
 Points decode_ply_points(const std::string& data, const std::string& src) {
   auto fail = [&](const std::string& m) -> Points { throw Error(src + ": not a readable PLY point cloud: " + m); };
-  if (data.compare(0, 4, "ply\n") != 0 && data.compare(0, 5, "ply\r\n") != 0) return fail("missing 'ply' magic");
+  const std::size_t body = ply_body(data, src + ": not a readable PLY point cloud: ");
   const std::size_t end = data.find("end_header");
-  if (end == std::string::npos) return fail("no end_header");
-  std::size_t body = data.find('\n', end);
-  if (body == std::string::npos) return fail("truncated header");
-  ++body;
   std::istringstream hs(data.substr(0, end));
   std::string line, format;
   std::size_t count = 0;
@@ -263,12 +269,8 @@ std::string encode_ply_mesh(const Mesh& m) {
 
 Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
   auto fail = [&](const std::string& msg) -> Mesh { throw Error(src + ": not a readable PLY mesh: " + msg); };
-  if (data.compare(0, 4, "ply\n") != 0 && data.compare(0, 5, "ply\r\n") != 0) return fail("missing 'ply' magic");
+  const std::size_t body = ply_body(data, src + ": not a readable PLY mesh: ");
   const std::size_t end = data.find("end_header");
-  if (end == std::string::npos) return fail("no end_header");
-  std::size_t body = data.find('\n', end);
-  if (body == std::string::npos) return fail("truncated header");
-  ++body;
   struct Element {
     std::string name;
     std::size_t count = 0;

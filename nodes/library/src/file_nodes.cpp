@@ -16,12 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string extension_of(const std::string& path) {
-  std::string e = fs::path(path).extension().string();
-  for (auto& c : e) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
-
 void require_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path + ": no such " + what);
@@ -30,7 +24,7 @@ void require_file(const std::string& path, const std::string& what) {
 
 // Points from .ply or from a .vdb's points grid (the first, or `grid`).
 Points read_points_file(const std::string& path, const std::string& grid) {
-  const std::string ext = extension_of(path);
+  const std::string ext = lower_extension(path);
   if (ext == ".ply") return read_ply_points(path);
   if (ext != ".vdb") throw Error(path + ": unknown particle format '" + ext + "' (read .ply or .vdb)");
   const Volumes v = read_vdb(path);
@@ -40,7 +34,7 @@ Points read_points_file(const std::string& path, const std::string& grid) {
 }
 
 void write_points_file(const std::string& path, const Points& pts) {
-  const std::string ext = extension_of(path);
+  const std::string ext = lower_extension(path);
   if (ext == ".ply") return write_ply_points(path, pts, {"*"});
   if (ext != ".vdb") throw Error(path + ": unknown particle format '" + ext + "' (write .ply or .vdb)");
   Volumes v;
@@ -50,7 +44,7 @@ void write_points_file(const std::string& path, const Points& pts) {
 
 void check_extension(const ParamSet& p, const CheckContext& c, std::initializer_list<const char*> allowed) {
   const std::string& path = std::get<std::string>(p.at("path"));
-  const std::string ext = extension_of(path);
+  const std::string ext = lower_extension(path);
   std::string list;
   for (const char* a : allowed) {
     if (ext == a) return;

@@ -15,6 +15,8 @@ void write_file_atomic(const std::string& path, const std::string& data);
 void write_atomic(const std::string& path, const std::function<void(const std::string& tmp)>& write);
 // Whole file; throws eddy::Error naming the path when missing or unreadable.
 std::string read_file(const std::string& path, const std::string& what = "file");
+// The extension of a path in lower case, with its dot (".obj"); "" if none.
+std::string lower_extension(const std::string& path);
 // "1.5 GiB", "320 MiB", ...
 std::string format_bytes(double bytes);
 // Physical memory of this machine, bytes.
