@@ -14,10 +14,12 @@
 // particles' own spheres: gaps narrower than the influence radius fill in
 // and flat layers come out flat, while convex features stay where they are.
 //
-// The fast rasteriser below (rasterize_spheres) builds each OpenVDB leaf
+// The fast rasteriser (band::rasterize, band.h) builds each 8^3 brick
 // independently from the particles near it, skipping voxels deep inside a
-// sphere; smooth_liquid_sdf_openvdb is the same chain with OpenVDB's
-// ParticlesToLevelSet, the reference it is tested and benchmarked against.
+// sphere, and the bricks become OpenVDB leaves; smooth_liquid_sdf_openvdb is
+// the same chain with OpenVDB's ParticlesToLevelSet, the reference it is
+// tested and benchmarked against. Steps 2-4 run on OpenVDB's LevelSetFilter,
+// or, with LiquidSdfEngine::Bands (experimental), on band.h (band_chain).
 #include <openvdb/tools/Composite.h>
 #include <openvdb/tools/Interpolation.h>
 #include <openvdb/tools/LevelSetFilter.h>
@@ -38,6 +40,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
 #include "eddy/surfacing/surfacing.h"
+#include "band.h"
 #include "vdb_internal.h"
 
 namespace eddy {
@@ -116,191 +119,31 @@ FloatGrid::Ptr rasterize_openvdb(const Vec3f* P, const uint32_t* index, std::siz
 }
 
 // ---------------------------------------------------------------------------
-// The fast rasteriser: per leaf, from the particles near it.
-//
-// A voxel's value is phi = min_j |x - x_j| - R (in voxels), the exact
-// distance outside the union of spheres. Voxels within R - hw of some centre
-// are "deep": their phi is below -hw, so they are inactive interior and need
-// no distance; they are found first with a cheap bit mask per leaf row. Only
-// the remaining voxels get the min over the candidate particles. Leaves are
-// independent, so they are built in parallel without locks and added to the
-// tree at the end; signedFloodFill marks the skipped interior.
+// Bands (band.h) to OpenVDB grids.
 
-constexpr int kLeaf = 8;
-
-struct LeafKey {
-  static uint64_t pack(int x, int y, int z) {
-    return (uint64_t(uint32_t(x + (1 << 20)) & 0x1fffff) << 42) | (uint64_t(uint32_t(y + (1 << 20)) & 0x1fffff) << 21) |
-           uint64_t(uint32_t(z + (1 << 20)) & 0x1fffff);
-  }
-  static void unpack(uint64_t k, int& x, int& y, int& z) {
-    x = int((k >> 42) & 0x1fffff) - (1 << 20);
-    y = int((k >> 21) & 0x1fffff) - (1 << 20);
-    z = int(k & 0x1fffff) - (1 << 20);
-  }
-};
-
-FloatGrid::Ptr rasterize_fast(const Vec3f* P, const uint32_t* index, std::size_t n, double radius, double dx, int hw) {
+// Active where |phi + add| < hw (voxels), stored in world units; the interior
+// that no brick covers is marked by signedFloodFill.
+FloatGrid::Ptr to_grid(const band::Bricks& B, double dx, int hw, float add) {
   auto grid = openvdb::createLevelSet<FloatGrid>(dx, hw);
-  if (n == 0) return grid;
-  const float inv_dx = float(1.0 / dx);
-  const float Rv = float(radius / dx);           // sphere radius, voxels
-  const float reach = Rv + float(hw);            // farthest voxel a particle affects
-  const float deep = std::max(0.0f, Rv - float(hw));  // voxels nearer than this are interior
-  const float background = float(hw * dx);
-
-  // Index-space positions, binned by the leaf holding them.
-  struct Item {
-    uint64_t key;
-    openvdb::Vec3f u;
-  };
-  std::vector<Item> items(n);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 8192), [&](const auto& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const Vec3f q = P[index ? index[i] : i];
-      const openvdb::Vec3f u(q.x * inv_dx, q.y * inv_dx, q.z * inv_dx);
-      const int lx = int(std::floor(u.x() / kLeaf)), ly = int(std::floor(u.y() / kLeaf)),
-                lz = int(std::floor(u.z() / kLeaf));
-      items[i] = {LeafKey::pack(lx, ly, lz), u};
-    }
-  });
-  tbb::parallel_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
-  // Occupied leaves: key -> [begin, end) in items.
-  std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> occupied;
-  for (std::size_t i = 0; i < n;) {
-    std::size_t j = i + 1;
-    while (j < n && items[j].key == items[i].key) ++j;
-    occupied.push_back({items[i].key, {uint32_t(i), uint32_t(j)}});
-    i = j;
-  }
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> bins(occupied.begin(), occupied.end());
-  const int K = int(std::ceil(reach / kLeaf));  // leaf rings a particle reaches
-
-  // Target leaves: those within reach of some particle's bounding box.
-  std::vector<std::vector<uint64_t>> target_parts(occupied.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, occupied.size(), 64), [&](const auto& r) {
-    for (std::size_t o = r.begin(); o != r.end(); ++o) {
-      openvdb::Vec3f lo(1e30f), hi(-1e30f);
-      for (uint32_t i = occupied[o].second.first; i < occupied[o].second.second; ++i) {
-        lo = openvdb::math::minComponent(lo, items[i].u);
-        hi = openvdb::math::maxComponent(hi, items[i].u);
-      }
-      const int x0 = int(std::floor((lo.x() - reach) / kLeaf)), x1 = int(std::floor((hi.x() + reach) / kLeaf));
-      const int y0 = int(std::floor((lo.y() - reach) / kLeaf)), y1 = int(std::floor((hi.y() + reach) / kLeaf));
-      const int z0 = int(std::floor((lo.z() - reach) / kLeaf)), z1 = int(std::floor((hi.z() + reach) / kLeaf));
-      auto& out = target_parts[o];
-      for (int z = z0; z <= z1; ++z)
-        for (int y = y0; y <= y1; ++y)
-          for (int x = x0; x <= x1; ++x) out.push_back(LeafKey::pack(x, y, z));
-    }
-  });
-  std::vector<uint64_t> targets;
-  {
-    std::size_t total = 0;
-    for (const auto& t : target_parts) total += t.size();
-    targets.reserve(total);
-    for (auto& t : target_parts) {
-      targets.insert(targets.end(), t.begin(), t.end());
-      std::vector<uint64_t>().swap(t);
-    }
-  }
-  tbb::parallel_sort(targets.begin(), targets.end());
-  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-
   using Leaf = FloatTree::LeafNodeType;
-  std::vector<Leaf*> leaves(targets.size(), nullptr);
-  struct Scratch {
-    std::vector<openvdb::Vec3f> cand;
-  };
-  tbb::enumerable_thread_specific<Scratch> scratch;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, targets.size(), 16), [&](const auto& r) {
-    auto& cand = scratch.local().cand;
-    for (std::size_t t = r.begin(); t != r.end(); ++t) {
-      int lx, ly, lz;
-      LeafKey::unpack(targets[t], lx, ly, lz);
-      const openvdb::Vec3f origin(float(lx * kLeaf), float(ly * kLeaf), float(lz * kLeaf));
-      // Candidates: particles whose reach touches this leaf (coordinates relative to the leaf origin).
-      cand.clear();
-      for (int dz = -K; dz <= K; ++dz)
-        for (int dy = -K; dy <= K; ++dy)
-          for (int dxl = -K; dxl <= K; ++dxl) {
-            auto it = bins.find(LeafKey::pack(lx + dxl, ly + dy, lz + dz));
-            if (it == bins.end()) continue;
-            for (uint32_t i = it->second.first; i < it->second.second; ++i) {
-              const openvdb::Vec3f u = items[i].u - origin;
-              // Distance from u to the leaf's voxel box [0, 7]^3.
-              const float ex = std::max({0.0f, -u.x(), u.x() - 7.0f}), ey = std::max({0.0f, -u.y(), u.y() - 7.0f}),
-                          ez = std::max({0.0f, -u.z(), u.z() - 7.0f});
-              if (ex * ex + ey * ey + ez * ez <= reach * reach) cand.push_back(u);
-            }
-          }
-      if (cand.empty()) continue;
-      // Deep mask, one byte per (y, z) row of 8 voxels.
-      uint8_t deep_rows[64] = {};
-      if (deep > 0) {
-        const float d2 = deep * deep;
-        for (const auto& u : cand) {
-          const int z0 = std::max(0, int(std::ceil(u.z() - deep))), z1 = std::min(7, int(std::floor(u.z() + deep)));
-          for (int z = z0; z <= z1; ++z) {
-            const float rz = d2 - (z - u.z()) * (z - u.z());
-            if (rz < 0) continue;
-            const float hy = std::sqrt(rz);
-            const int y0 = std::max(0, int(std::ceil(u.y() - hy))), y1 = std::min(7, int(std::floor(u.y() + hy)));
-            for (int y = y0; y <= y1; ++y) {
-              const float ry = rz - (y - u.y()) * (y - u.y());
-              if (ry < 0) continue;
-              const float hx = std::sqrt(ry);
-              const int x0 = std::max(0, int(std::ceil(u.x() - hx))), x1 = std::min(7, int(std::floor(u.x() + hx)));
-              if (x0 > x1) continue;
-              deep_rows[z * 8 + y] |= uint8_t(((1u << (x1 - x0 + 1)) - 1u) << x0);
-            }
-          }
-        }
+  const float bg = float(hw * dx), h = float(hw);
+  std::vector<Leaf*> leaves(B.size(), nullptr);
+  tbb::parallel_for(std::size_t(0), B.size(), [&](std::size_t b) {
+    const auto& c = B.coord[b];
+    auto* leaf = new Leaf(openvdb::Coord(c[0] * band::kDim, c[1] * band::kDim, c[2] * band::kDim), bg, false);
+    const float* phi = B.values(b);
+    bool any = false;
+    for (int v = 0; v < band::kVoxels; ++v) {
+      const float p = phi[v] + add;
+      if (std::fabs(p) < h) {
+        leaf->setValueOn(openvdb::Index(v), p * float(dx));
+        any = true;
+      } else {
+        leaf->setValueOff(openvdb::Index(v), p < 0 ? -bg : bg);
       }
-      bool all_deep = true;
-      for (uint8_t row : deep_rows) all_deep &= row == 0xff;
-      if (all_deep) continue;  // interior: left to signedFloodFill
-      // Exact distance for the other voxels (squared min first, one sqrt per voxel).
-      float best[512];
-      for (int v = 0; v < 512; ++v) best[v] = 1e30f;
-      for (int z = 0; z < 8; ++z)
-        for (int y = 0; y < 8; ++y) {
-          const uint8_t row = deep_rows[z * 8 + y];
-          if (row == 0xff) continue;
-          for (const auto& u : cand) {
-            const float dz2 = (z - u.z()) * (z - u.z()), dy2 = (y - u.y()) * (y - u.y());
-            const float base = dz2 + dy2;
-            if (base > reach * reach) continue;
-            for (int x = 0; x < 8; ++x) {
-              const float ddx = x - u.x();
-              // OpenVDB leaf offset: x * 64 + y * 8 + z.
-              float& slot = best[x * 64 + y * 8 + z];
-              slot = std::min(slot, base + ddx * ddx);
-            }
-          }
-        }
-      auto* leaf = new Leaf(openvdb::Coord(lx * kLeaf, ly * kLeaf, lz * kLeaf), background, false);
-      bool any_active = false;
-      for (int x = 0; x < 8; ++x)
-        for (int y = 0; y < 8; ++y)
-          for (int z = 0; z < 8; ++z) {
-            const int off = x * 64 + y * 8 + z;
-            if (deep_rows[z * 8 + y] & (1u << x)) {
-              leaf->setValueOff(off, -background);
-              continue;
-            }
-            const float phi = std::sqrt(best[off]) - Rv;  // voxels
-            if (phi < float(hw)) {
-              leaf->setValueOn(off, std::max(phi, -float(hw)) * float(dx));
-              any_active = true;
-            }
-          }
-      if (!any_active) {
-        delete leaf;  // all outside, or interior without band voxels: tiles do
-        continue;
-      }
-      leaves[t] = leaf;
     }
+    if (any) leaves[b] = leaf;
+    else delete leaf;  // all outside, or interior without band voxels: tiles do
   });
   auto& tree = grid->tree();
   for (Leaf* leaf : leaves)
@@ -309,7 +152,109 @@ FloatGrid::Ptr rasterize_fast(const Vec3f* P, const uint32_t* index, std::size_t
   return grid;
 }
 
+std::vector<Vec3f> index_positions(const Vec3f* P, const uint32_t* index, std::size_t n, double dx) {
+  std::vector<Vec3f> u(n);
+  const float inv = float(1.0 / dx);
+  tbb::parallel_for(std::size_t(0), n, [&](std::size_t i) { u[i] = P[index ? index[i] : i] * inv; });
+  return u;
+}
+
+// The fast rasteriser (band::rasterize) as a level set of half width hw.
+FloatGrid::Ptr rasterize_fast(const Vec3f* P, const uint32_t* index, std::size_t n, double radius, double dx, int hw) {
+  if (n == 0) return openvdb::createLevelSet<FloatGrid>(dx, hw);
+  const std::vector<Vec3f> u = index_positions(P, index, n, dx);
+  band::RasterParams rp;
+  rp.radius = float(radius / dx);
+  rp.reach = float(hw);
+  rp.deep = std::max(0.0f, rp.radius - float(hw));
+  return to_grid(band::rasterize(u.data(), n, rp).bricks, dx, hw, 0.0f);
+}
+
 using Rasterizer = FloatGrid::Ptr (*)(const Vec3f*, const uint32_t*, std::size_t, double, double, int);
+
+// Steps 1-4 on OpenVDB's LevelSetFilter (every smoothing method; the
+// reference chain).
+FloatGrid::Ptr filter_chain(const Points& pts, const Resolved& s, const LiquidSdfParams& p, double erode,
+                            Rasterizer raster, LiquidSdfStats& st) {
+  auto t = Clock::now();
+  FloatGrid::Ptr grid = raster(pts.P(), nullptr, pts.size(), s.R, s.dx, s.hw);
+  st.rasterize_s = since(t);
+  if (pts.size() == 0) return grid;
+  t = Clock::now();
+  openvdb::tools::LevelSetFilter<FloatGrid> filter(*grid);
+  // Four renormalisation passes bring the union of spheres to a distance
+  // field; each filter pass after that renormalises once.
+  filter.setNormCount(4);
+  filter.normalize();
+  filter.setNormCount(1);
+  st.renormalize_s = since(t);
+  t = Clock::now();
+  for (int i = 0; i < p.iterations; ++i) {
+    switch (p.smoothing) {
+      case Smoothing::None: break;
+      case Smoothing::Gaussian: filter.gaussian(1); break;
+      case Smoothing::MeanCurvature: filter.meanCurvature(); break;
+      case Smoothing::Laplacian: filter.laplacian(); break;
+    }
+  }
+  st.smooth_s = since(t);
+  t = Clock::now();
+  if (erode > 0) filter.offset(float(erode));
+  st.erode_s = since(t);
+  return grid;
+}
+
+// Steps 1-4 on bands (band.h), for Gaussian smoothing or none:
+//   1. rasterise a thin shell outside the spheres, exact, with each voxel's
+//      closest point on them;
+//   2. propagate closest points a band deep into and out of the union, so
+//      the interior becomes a true distance (what renormalisation does);
+//   3. smooth with the same Gaussian kernel as LevelSetFilter::gaussian,
+//      then re-seed at the smoothed zero crossing and propagate again, so
+//      creases and thin sheets keep their distances (what renormalising
+//      after each pass does);
+//   4. erode by adding a constant to that distance.
+FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfParams& p, double erode,
+                          LiquidSdfStats& st) {
+  auto t = Clock::now();
+  if (pts.size() == 0) {
+    st.rasterize_s = since(t);
+    return openvdb::createLevelSet<FloatGrid>(s.dx, s.hw);
+  }
+  const float e = float(erode / s.dx), hw = float(s.hw);
+  const bool smooth = p.smoothing == Smoothing::Gaussian && p.iterations > 0;
+  // Depth of the first band: the eroded band and, when smoothing, the
+  // kernel's reach (2.5 sigma of the iterated kernel, sigma^2 = 8/3 per pass).
+  const float kernel = smooth ? 2.5f * std::sqrt(8.0f / 3.0f * float(p.iterations)) : 0.0f;
+  const float depth = std::max(e + hw + 1.0f, kernel);
+  const float out = std::max(std::max(hw - e, 0.0f) + 1.0f, kernel);
+  const std::vector<Vec3f> u = index_positions(pts.P(), nullptr, pts.size(), s.dx);
+  band::RasterParams rp;
+  rp.radius = float(s.R / s.dx);
+  rp.reach = 2.0f;
+  rp.deep = rp.radius;
+  rp.closest = true;
+  band::Raster r = band::rasterize(u.data(), u.size(), rp);
+  st.rasterize_s = since(t);
+  t = Clock::now();
+  band::dilate(r.bricks, int(std::ceil(std::max(depth, out) / band::kDim)), &r.seeds);
+  band::propagate(r.bricks, r.seeds, depth, out);
+  st.renormalize_s = since(t);
+  t = Clock::now();
+  if (smooth) {
+    r.seeds = {};
+    const float cl = std::max(depth, out);
+    band::clamp(r.bricks, cl);
+    band::gaussian(r.bricks, p.iterations, cl);
+    st.smooth_s = since(t);
+    t = Clock::now();
+    band::Seeds seeds = band::crossing_seeds(r.bricks);
+    band::propagate(r.bricks, seeds, e + hw + 1.0f, std::max(hw - e, 0.0f) + 1.0f);
+  }
+  FloatGrid::Ptr grid = to_grid(r.bricks, s.dx, s.hw, e);
+  st.erode_s = since(t);
+  return grid;
+}
 
 Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats* stats, Rasterizer raster) {
   init_openvdb();
@@ -326,36 +271,16 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
   st.radius = s.r;
   st.particles = pts.size();
   const Vec3f* P = pts.P();
-  auto t = Clock::now();
-  FloatGrid::Ptr grid = raster(P, nullptr, pts.size(), s.R, s.dx, s.hw);
-  st.rasterize_s = since(t);
-  t = Clock::now();
-  if (pts.size() > 0) {
-    openvdb::tools::LevelSetFilter<FloatGrid> filter(*grid);
-    // Four renormalisation passes bring the union of spheres to a distance
-    // field; each filter pass after that renormalises once.
-    filter.setNormCount(4);
-    filter.normalize();
-    filter.setNormCount(1);
-    st.renormalize_s = since(t);
-    const auto ts = Clock::now();
-    for (int i = 0; i < p.iterations; ++i) {
-      switch (p.smoothing) {
-        case Smoothing::None: break;
-        case Smoothing::Gaussian: filter.gaussian(1); break;
-        case Smoothing::MeanCurvature: filter.meanCurvature(); break;
-        case Smoothing::Laplacian: filter.laplacian(); break;
-      }
-    }
-    st.smooth_s = since(ts);
-    const auto te = Clock::now();
-    const double dip = (2 * s.r) * (2 * s.r) / (12 * s.R);
-    const double erode = s.R - s.surface - dip;
-    if (erode > 0) filter.offset(float(erode));
-    st.erode_s = since(te);
-  }
-  st.filter_s = since(t);
-  t = Clock::now();
+  const auto t = Clock::now();
+  FloatGrid::Ptr grid;
+  const double dip = (2 * s.r) * (2 * s.r) / (12 * s.R);
+  const double erode = std::max(0.0, s.R - s.surface - dip);
+  const bool on_bands = raster == &rasterize_fast && p.engine == LiquidSdfEngine::Bands &&
+                        (p.smoothing == Smoothing::Gaussian || p.smoothing == Smoothing::None);
+  if (on_bands) grid = band_chain(pts, s, p, erode, st);
+  else grid = filter_chain(pts, s, p, erode, raster, st);
+  st.filter_s = since(t) - st.rasterize_s;
+  const auto td = Clock::now();
   if (pts.size() > 0) {
     // Droplets: particles whose centre the eroded surface no longer covers.
     std::vector<uint8_t> outside(pts.size(), 0);
@@ -376,7 +301,7 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
     }
     openvdb::tools::pruneLevelSet(grid->tree());
   }
-  st.droplet_s = since(t);
+  st.droplet_s = since(td);
   grid->setName("surface");
   grid->setGridClass(openvdb::GRID_LEVEL_SET);
   st.active_voxels = grid->activeVoxelCount();
@@ -400,7 +325,7 @@ double estimate_liquid_sdf_bytes(const Points& pts, const LiquidSdfParams& p) {
       if (!(std::fabs(v) < double(1 << 19)))
         throw Error("voxel size Dx " + std::to_string(s.dx) + " m is too small for particles " +
                     std::to_string(std::fabs(v) * leaf) + " m from the origin");
-    keys[i] = LeafKey::pack(int(c[0]), int(c[1]), int(c[2]));
+    keys[i] = band::pack(int(c[0]), int(c[1]), int(c[2]));
   }
   tbb::parallel_sort(keys.begin(), keys.end());
   const double leaves = double(std::unique(keys.begin(), keys.end()) - keys.begin());

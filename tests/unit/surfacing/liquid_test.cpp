@@ -277,5 +277,49 @@ TEST(LiquidSurface, FastChainAgreesWithTheOpenVdbChain) {
   EXPECT_NEAR(a.volume / b.volume, 1.0, 0.01);
   EXPECT_NEAR(a.area / b.area, 1.0, 0.02);
 }
+
+// The experimental band engine (LiquidSdfEngine::Bands): exact erosion on a
+// true distance, so a flat layer's surface lands at c + r; measured numbers
+// below, with the corner rounding it keeps stated rather than hidden.
+TEST(LiquidSurface, BandEngineFlatFacesSitAtOneRadiusAndShapesStayClosed) {
+  const float r = 0.01f, L = 0.4f;
+  LiquidSdfParams bands;
+  bands.engine = LiquidSdfEngine::Bands;
+  Points box = lattice(r, vec3(0), vec3(L), [](Vec3f, const void*) { return true; }, nullptr);
+  LiquidSdfStats st;
+  const Volume v = smooth_liquid_sdf(box, bands, &st);
+  const Mesh m = sdf_to_mesh(v, {});
+  const MeshStats s = measure_mesh(m);
+  expect_closed_sphere_topology(s);
+  // Face centres: the zero crossing along the outward normal, against x = L
+  // (the outer centres at L - r, plus r). Measured -0.02 voxels.
+  for (int a = 0; a < 3; ++a) {
+    float lo = -3 * float(st.dx), hi = 3 * float(st.dx);
+    auto at = [&](float t) {
+      float c[3] = {0.5f * L, 0.5f * L, 0.5f * L};
+      c[a] = L + t;
+      return sample_level_set(v, c[0], c[1], c[2]);
+    };
+    for (int i = 0; i < 40; ++i) {
+      const float mid = 0.5f * (lo + hi);
+      (at(mid) < 0 ? lo : hi) = mid;
+    }
+    EXPECT_LT(std::fabs(lo) / st.dx, 0.1) << "face " << a;
+  }
+  // Volume: measured -0.97 % of the rounded box (corners about 1.8 voxels in).
+  const double l = L - 2 * r;
+  const double V = l * l * l + 6 * l * l * r + 12 * l * (kPi * r * r / 4) + 4.0 / 3.0 * kPi * r * r * r;
+  EXPECT_NEAR(s.volume / V, 1.0, 0.02);
+  // A one-particle sheet stays one closed piece; a single particle is a closed sphere.
+  Points sheet = lattice(r, vec3(0, 0, 0), vec3(0.4f, 2 * r, 0.4f), [](Vec3f, const void*) { return true; }, nullptr);
+  const MeshStats ss = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(sheet, bands), {}));
+  EXPECT_EQ(ss.components, 1u);
+  EXPECT_EQ(ss.euler, 2);
+  Points one(1);
+  one.radius = r;
+  one.P()[0] = vec3(0.013f, -0.021f, 0.007f);
+  expect_closed_sphere_topology(measure_mesh(sdf_to_mesh(smooth_liquid_sdf(one, bands), {})));
+}
+
 }  // namespace
 }  // namespace eddy

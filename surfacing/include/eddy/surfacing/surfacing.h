@@ -36,6 +36,17 @@ Points vdb_to_points(const Volume& volume);
 enum class Smoothing { None, Gaussian, MeanCurvature, Laplacian };
 const char* to_string(Smoothing s);
 
+// How steps 2-4 of the chain (renormalise, smooth, erode) run:
+// LevelSetFilter: OpenVDB's level set filters (every smoothing method; the
+//   default). Bands: Eddy's own narrow bands (closest-point redistancing,
+//   separable Gaussian, exact erosion by a constant on a true distance);
+//   Gaussian or no smoothing only, other methods fall back. Experimental,
+//   not yet offered by the node: at 1M particles about 2x the speed of the
+//   default with flat faces at c + r, but the exact erosion keeps the
+//   rounding the Gaussian gives the dilated corners (about 1.8 voxels at
+//   box corners, where LevelSetFilter's offset falls short and lands nearer).
+enum class LiquidSdfEngine { LevelSetFilter, Bands };
+
 struct LiquidSdfParams {
   double dx = 0;                 // output voxel size, m; 0: 0.5 x particle radius
   double radius = 0;             // particle radius, m; 0: the points' radius
@@ -45,6 +56,7 @@ struct LiquidSdfParams {
   Smoothing smoothing = Smoothing::Gaussian;
   int iterations = 4;
   int half_width = 3;  // narrow band half width, voxels
+  LiquidSdfEngine engine = LiquidSdfEngine::LevelSetFilter;
 };
 
 struct LiquidSdfStats {

@@ -1,0 +1,102 @@
+#pragma once
+// Internal to surfacing/: sparse narrow bands on 8^3 bricks, in voxel units,
+// without OpenVDB (so these files compile in seconds).
+//
+// The fast liquid chain (liquid_sdf.cpp) runs on these: the sphere
+// rasteriser, closest-point redistancing and separable smoothing read and
+// write plain float arrays, 512 per brick in OpenVDB's leaf order
+// (x * 64 + y * 8 + z), so a brick becomes an OpenVDB leaf by one copy.
+//
+// A voxel's value is a signed distance in voxels, or +inf / -inf where only
+// its side is known (outside / inside, farther than the band computed).
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "eddy/core/vec.h"
+
+namespace eddy::band {
+
+constexpr int kDim = 8, kVoxels = 512;
+constexpr int offset(int x, int y, int z) { return (x << 6) | (y << 3) | z; }
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+uint64_t pack(int bx, int by, int bz);
+void unpack(uint64_t key, int& bx, int& by, int& bz);
+
+// Where a brick has no stored neighbour: the neighbour is wholly outside or inside.
+constexpr int32_t kOutside = -1, kInside = -2;
+
+struct Bricks {
+  std::vector<std::array<int, 3>> coord;  // brick coordinates: voxel origin / 8
+  std::vector<float> phi;                  // kVoxels per brick
+  std::unordered_map<uint64_t, int32_t> index;
+  std::vector<uint64_t> inside;               // sorted keys of bricks wholly inside, not stored
+  std::vector<std::array<int32_t, 27>> nbr;   // [(dx+1)*9 + (dy+1)*3 + dz+1]: brick, kOutside or kInside
+
+  std::size_t size() const { return coord.size(); }
+  float* values(std::size_t b) { return phi.data() + b * kVoxels; }
+  const float* values(std::size_t b) const { return phi.data() + b * kVoxels; }
+  int32_t find(int bx, int by, int bz) const;  // brick, kOutside or kInside
+  // Adds the bricks in `keys` (sorted, unique, not yet stored), filled with `fill`.
+  void add(const std::vector<uint64_t>& keys, const std::vector<float>& fill_per_key);
+  void link();  // builds index and nbr; call after the brick set changes
+};
+
+// A point on a surface with its outward normal and curvature (1 / radius of
+// the osculating sphere; 0: a plane). Distances to it are taken to that
+// sphere or plane where a voxel's foot point lies within a voxel of it, and
+// to the point itself elsewhere.
+struct Seed {
+  Vec3f p, n;
+  float k;
+};
+constexpr uint32_t kNoSeed = 0xffffffffu;
+struct Seeds {
+  std::vector<uint32_t> id;  // kVoxels per brick: index into table, or kNoSeed
+  std::vector<Seed> table;
+};
+
+// Spheres of one radius around points, rasterised per brick from the points
+// near it (brick-parallel, no locks). Positions are in index space (voxels).
+struct RasterParams {
+  float radius = 0;  // voxels
+  float reach = 0;   // exact distances for voxels with 0 <= phi < reach outside the spheres
+  float deep = 0;    // voxels nearer than this to a centre are -inf (inside); <= radius
+  bool closest = false;  // also give each exact voxel its closest point on the spheres as a seed
+};
+struct Raster {
+  Bricks bricks;  // the bricks holding a finite value
+  Seeds seeds;    // with closest
+};
+Raster rasterize(const Vec3f* index_positions, std::size_t n, const RasterParams& params);
+
+// Adds every brick within `rings` bricks of a stored one (inside or outside
+// as the neighbour says), so a band grown from a thin shell has room.
+void dilate(Bricks& bricks, int rings, Seeds* seeds);
+
+// Closest-point propagation (a brushfire over the band): every voxel whose
+// value is +-inf takes the seed of a 26-neighbour nearest to it, pass after
+// pass out from the seeded voxels until nothing changes, as long as the
+// distance stays within limit_in inside / limit_out outside. Signs are kept.
+// Changes are committed between passes, so the result does not depend on
+// the thread count.
+void propagate(Bricks& bricks, Seeds& seeds, float limit_in, float limit_out);
+
+// Replaces +-inf by +-clamp (and clamps finite values to the same range).
+void clamp(Bricks& bricks, float clamp);
+
+// `iterations` passes of OpenVDB's level set Gaussian kernel (four 3-tap box
+// filters per axis: weights 1 4 10 16 19 16 10 4 1 over 81), separable, on
+// the stored bricks; missing neighbours read as +-clamp.
+void gaussian(Bricks& bricks, int iterations, float clamp);
+
+// First-order seeds at the zero crossing: voxels with a 6-neighbour of the
+// other sign (inside: phi < 0) get the plane seed p = x - phi grad / |grad|^2,
+// n = grad / |grad|, and the distance |phi| / |grad|; every other voxel
+// becomes +-inf.
+Seeds crossing_seeds(Bricks& bricks);
+
+}  // namespace eddy::band
