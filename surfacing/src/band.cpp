@@ -41,10 +41,14 @@ void Bricks::add(const std::vector<uint64_t>& keys, const std::vector<float>& fi
   });
 }
 
-void Bricks::link() {
+void Bricks::link_index() {
   index.clear();
   index.reserve(coord.size() * 2);
   for (std::size_t b = 0; b < coord.size(); ++b) index.emplace(pack(coord[b][0], coord[b][1], coord[b][2]), int32_t(b));
+}
+
+void Bricks::link() {
+  link_index();
   nbr.resize(coord.size());
   tbb::parallel_for(std::size_t(0), coord.size(), [&](std::size_t b) {
     const auto& c = coord[b];
@@ -56,14 +60,6 @@ void Bricks::link() {
 }
 
 namespace {
-
-// The voxel at local (x, y, z) (each in -8..15) of brick b: its brick and offset.
-inline int32_t locate(const Bricks& B, int32_t b, int x, int y, int z, int& off) {
-  const int ox = (x >> 3), oy = (y >> 3), oz = (z >> 3);  // -1, 0 or 1
-  off = offset(x & 7, y & 7, z & 7);
-  if ((ox | oy | oz) == 0) return b;
-  return B.nbr[b][std::size_t((ox + 1) * 9 + (oy + 1) * 3 + oz + 1)];
-}
 
 constexpr int nbr_slot(int dx, int dy, int dz) { return (dx + 1) * 9 + (dy + 1) * 3 + dz + 1; }
 
@@ -311,12 +307,14 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
     }
     blocks[t].reset();
   });
-  B.link();
-  return out;
+  return out;  // not linked: the caller links when it needs neighbours
 }
 
 void dilate(Bricks& B, int rings, Seeds* seeds) {
-  if (rings <= 0 || B.size() == 0) return;
+  if (rings <= 0 || B.size() == 0) {
+    B.link();
+    return;
+  }
   const int w = 2 * rings + 1;
   std::vector<uint64_t> keys(B.size() * std::size_t(w * w * w));
   tbb::parallel_for(std::size_t(0), B.size(), [&](std::size_t b) {
@@ -328,6 +326,7 @@ void dilate(Bricks& B, int rings, Seeds* seeds) {
   });
   tbb::parallel_sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (B.index.size() != B.size()) B.link_index();
   std::vector<uint8_t> fresh(keys.size());
   tbb::parallel_for(std::size_t(0), keys.size(), [&](std::size_t i) { fresh[i] = B.index.count(keys[i]) == 0; });
   std::vector<uint64_t> added;
@@ -345,102 +344,146 @@ void dilate(Bricks& B, int rings, Seeds* seeds) {
 // ---------------------------------------------------------------------------
 // Closest-point propagation.
 
+namespace {
+
+// A brick with a one-voxel apron: 10^3 cells, cell (x+1, y+1, z+1) for local
+// (x, y, z) in -1..8; apron cells come from the 26 neighbours.
+constexpr int kPad = 10, kPadCells = kPad * kPad * kPad;
+constexpr int pad(int x, int y, int z) { return ((x + 1) * kPad + (y + 1)) * kPad + (z + 1); }
+
+// Offsets of the 26 neighbours in a padded array.
+struct Ring {
+  int off[26];
+  constexpr Ring() : off() {
+    int n = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz)
+          if (dx || dy || dz) off[n++] = (dx * kPad + dy) * kPad + dz;
+  }
+};
+constexpr Ring kRing;
+
+// Fills out[kPadCells] from brick b and its neighbours; `missing(o)` gives
+// the value for a neighbour that is not stored (kOutside or kInside).
+template <typename T, typename Get, typename Missing>
+void gather(const Bricks& B, std::size_t b, T* out, Get get, Missing missing) {
+  for (int x = -1; x <= 8; ++x)
+    for (int y = -1; y <= 8; ++y) {
+      const int ox = x < 0 ? -1 : x > 7 ? 1 : 0, oy = y < 0 ? -1 : y > 7 ? 1 : 0;
+      for (int z = -1; z <= 8; ++z) {
+        const int oz = z < 0 ? -1 : z > 7 ? 1 : 0;
+        const int32_t o = (ox | oy | oz) == 0 ? int32_t(b) : B.nbr[b][std::size_t(nbr_slot(ox, oy, oz))];
+        out[pad(x, y, z)] = o >= 0 ? get(std::size_t(o), offset(x & 7, y & 7, z & 7)) : missing(o);
+      }
+    }
+}
+
+}  // namespace
+
 void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
-  // An incremental brushfire: in pass k a voxel looks only at the neighbours
-  // that changed in pass k - 1 (layer == k - 1) and takes a neighbour's seed
-  // when that seed's point is nearer than its own. Every neighbour's every
-  // seed is thus seen once, and passes repeat until nothing changes, so a
-  // voxel reached first along a longer path (26-neighbour hops are not
-  // Euclidean) still ends with the nearest seed its neighbours know.
+  // Gauss-Seidel over bricks: each brick, with its neighbours' seeds in an
+  // apron, sweeps its voxels forward and back, every voxel taking the seed
+  // of a 26-neighbour whose point is nearer than its own seed's. Bricks are
+  // processed in eight colour classes by the parity of their coordinates, so
+  // no two neighbours run at once and the result does not depend on the
+  // thread count; rounds repeat over bricks near a change until none. A
+  // voxel is looked at only when a neighbour's seed changed since its brick
+  // was last swept (a stamp per voxel: the round of its last change).
   const std::size_t nb = B.size();
   if (nb == 0) return;
-  constexpr uint8_t kSeed = 0, kFixed = 254, kNone = 255;  // layer: pass of the last change, or these
-  std::vector<uint8_t> layer(nb * kVoxels);
+  // Stamps: 0 never changed, 1 a seed, r + 1 changed in round r, 255 a fixed
+  // finite value without a seed.
+  constexpr uint8_t kSeedStamp = 1, kFixedStamp = 0xff;
+  std::vector<uint8_t> stamp(nb * kVoxels);
   tbb::parallel_for(std::size_t(0), nb * kVoxels, [&](std::size_t i) {
-    layer[i] = S.id[i] != kNoSeed ? kSeed : std::isinf(B.phi[i]) ? kNone : kFixed;
+    stamp[i] = S.id[i] != kNoSeed ? kSeedStamp : !std::isinf(B.phi[i]) ? kFixedStamp : 0;
   });
-  struct Marks {
-    uint64_t fresh[8];
+  std::vector<int32_t> colour_list[8];
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto& c = B.coord[b];
+    colour_list[(c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2)].push_back(int32_t(b));
+  }
+  std::vector<uint8_t> dirty(nb, 1), changed(nb, 0), swept(nb, 0);  // swept: round last swept, 0 never
+  struct Apron {
+    uint32_t id[kPadCells];
+    uint8_t stamp[kPadCells];
   };
-  std::vector<Marks> marks(nb, Marks{});
-  std::vector<uint8_t> active(nb, 1), changed(nb, 0);
-  std::vector<int32_t> list;
-  std::vector<uint32_t> pending(S.id.size());  // this pass's new seeds, committed after it
-  for (int k = 1; k < kFixed; ++k) {
-    list.clear();
-    for (std::size_t b = 0; b < nb; ++b)
-      if (active[b]) list.push_back(int32_t(b));
-    if (list.empty()) break;
-    const uint8_t last = uint8_t(k - 1);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, list.size(), 8), [&](const auto& r) {
-      for (std::size_t li = r.begin(); li != r.end(); ++li) {
-        const int32_t b = list[li];
-        const uint8_t* L = layer.data() + std::size_t(b) * kVoxels;
-        float* phi = B.values(std::size_t(b));
-        const uint32_t* ids = S.id.data() + std::size_t(b) * kVoxels;
-        uint32_t* next = pending.data() + std::size_t(b) * kVoxels;
-        Marks& m = marks[std::size_t(b)];
-        for (int v = 0; v < kVoxels; ++v) {
-          if (L[v] == kSeed || L[v] == kFixed) continue;
-          const int x = v >> 6, y = (v >> 3) & 7, z = v & 7;
-          const Vec3f g = voxel_position(B.coord[std::size_t(b)], v);
-          float best = ids[v] == kNoSeed ? kInf : length2(g - S.table[ids[v]].p);
-          uint32_t best_id = kNoSeed;
-          for (int dx = -1; dx <= 1; ++dx)
-            for (int dy = -1; dy <= 1; ++dy)
-              for (int dz = -1; dz <= 1; ++dz) {
-                int off;
-                const int32_t nbk = locate(B, b, x + dx, y + dy, z + dz, off);
-                if (nbk < 0) continue;
-                const std::size_t i = std::size_t(nbk) * kVoxels + std::size_t(off);
-                if (layer[i] != last) continue;  // seen before, or nothing to pass on
-                const uint32_t id = S.id[i];
-                if (id == best_id || id == ids[v]) continue;
+  tbb::enumerable_thread_specific<std::unique_ptr<Apron>> scratch([] { return std::make_unique<Apron>(); });
+  for (int round = 1; round < 250; ++round) {
+    for (const auto& list : colour_list) {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, list.size(), 4), [&](const auto& r) {
+        Apron& A = *scratch.local();
+        for (std::size_t li = r.begin(); li != r.end(); ++li) {
+          const std::size_t b = std::size_t(list[li]);
+          if (!dirty[b]) continue;
+          gather(B, b, A.id, [&](std::size_t o, int v) { return S.id[o * kVoxels + std::size_t(v)]; },
+                 [](int32_t) { return kNoSeed; });
+          gather(B, b, A.stamp, [&](std::size_t o, int v) { return stamp[o * kVoxels + std::size_t(v)]; },
+                 [](int32_t) { return uint8_t(0); });
+          const uint8_t since = swept[b];  // changes after this are news
+          float* phi = B.values(b);
+          const auto& c = B.coord[b];
+          bool moved = false;
+          for (int sweep = 0; sweep < 2; ++sweep)
+            for (int i = 0; i < kVoxels; ++i) {
+              const int v = sweep == 0 ? i : kVoxels - 1 - i;
+              const int x = v >> 6, y = (v >> 3) & 7, z = v & 7, p = pad(x, y, z);
+              const uint8_t st = A.stamp[p];
+              if (st == kSeedStamp || st == kFixedStamp) continue;
+              const uint32_t own = A.id[p];
+              const Vec3f g = vec3(float(c[0] * kDim + x), float(c[1] * kDim + y), float(c[2] * kDim + z));
+              uint32_t best_id = own;
+              float best = -1;
+              for (int n = 0; n < 26; ++n) {
+                const int q = p + kRing.off[n];
+                const uint8_t sq = A.stamp[q];
+                if (sq == kFixedStamp || sq <= since) continue;  // nothing new there (0: nothing at all)
+                const uint32_t id = A.id[q];
+                if (id == best_id) continue;
+                if (best < 0) best = own == kNoSeed ? kInf : length2(g - S.table[own].p);
                 const float d2 = length2(g - S.table[id].p);
                 if (d2 < best) {
                   best = d2;
                   best_id = id;
                 }
               }
-          if (best_id == kNoSeed) continue;
-          const float d = seed_distance(S.table[best_id], g, best);
-          const bool in = phi[v] < 0;
-          if (d > (in ? limit_in : limit_out)) continue;
-          phi[v] = in ? -d : d;
-          next[v] = best_id;
-          m.fresh[v >> 6] |= uint64_t(1) << (v & 63);
+              if (best_id == own) continue;
+              const float d = seed_distance(S.table[best_id], g, best);
+              const bool in = phi[v] < 0;
+              if (d > (in ? limit_in : limit_out)) continue;
+              phi[v] = in ? -d : d;
+              A.id[p] = best_id;
+              A.stamp[p] = uint8_t(round + 1);
+              moved = true;
+            }
+          if (moved) {
+            for (int v = 0; v < kVoxels; ++v) {
+              const int p = pad(v >> 6, (v >> 3) & 7, v & 7);
+              S.id[b * kVoxels + std::size_t(v)] = A.id[p];
+              stamp[b * kVoxels + std::size_t(v)] = A.stamp[p];
+            }
+          }
+          swept[b] = uint8_t(round);
+          changed[b] = moved;
         }
-      }
-    });
-    // Commit this pass: changed voxels take layer k and their new seed. Until
-    // now neighbours read their old layer and seed, and their phi only they did.
-    tbb::parallel_for(std::size_t(0), list.size(), [&](std::size_t li) {
-      const std::size_t b = std::size_t(list[li]);
-      Marks& m = marks[b];
-      uint8_t* L = layer.data() + b * kVoxels;
-      uint32_t* ids = S.id.data() + b * kVoxels;
-      const uint32_t* next = pending.data() + b * kVoxels;
-      bool any = false;
-      for (int w = 0; w < 8; ++w) {
-        for (uint64_t bits = m.fresh[w]; bits; bits &= bits - 1) {
-          const int v = w * 64 + __builtin_ctzll(bits);
-          L[v] = uint8_t(k);
-          ids[v] = next[v];
-        }
-        any |= m.fresh[w] != 0;
-        m.fresh[w] = 0;
-      }
-      changed[b] = any;
-    });
+      });
+    }
+    // Next round: bricks next to (or being) one that changed.
+    bool any = false;
     tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
-      uint8_t a = changed[b];
-      for (int j = 0; j < 27 && !a; ++j) {
+      uint8_t d = changed[b];
+      for (int j = 0; j < 27 && !d; ++j) {
         const int32_t o = B.nbr[b][std::size_t(j)];
-        a = o >= 0 && changed[std::size_t(o)];
+        d = o >= 0 && changed[std::size_t(o)];
       }
-      active[b] = a;
+      dirty[b] = d;
     });
-    for (int32_t b : list) changed[std::size_t(b)] = 0;
+    for (std::size_t b = 0; b < nb; ++b) {
+      any |= changed[b] != 0;
+      changed[b] = 0;
+    }
+    if (!any) break;
   }
 }
 
@@ -524,51 +567,53 @@ Seeds crossing_seeds(Bricks& B) {
   const std::size_t nb = B.size();
   Seeds S;
   S.id.assign(nb * kVoxels, kNoSeed);
-  std::vector<Seed> local(nb * kVoxels);  // per voxel first, compacted below
+  std::vector<std::vector<Seed>> per_brick(nb);  // in voxel order, numbered below
   std::vector<float> out(B.phi.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 16), [&](const auto& r) {
-    for (std::size_t bi = r.begin(); bi != r.end(); ++bi) {
-      const int32_t b = int32_t(bi);
-      const float* phi = B.values(bi);
-      auto value = [&](int x, int y, int z) {
-        int off;
-        const int32_t o = locate(B, b, x, y, z, off);
-        return o >= 0 ? B.phi[std::size_t(o) * kVoxels + std::size_t(off)] : o == kInside ? -kInf : kInf;
-      };
+  tbb::enumerable_thread_specific<std::vector<float>> scratch([] { return std::vector<float>(kPadCells); });
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 8), [&](const auto& r) {
+    float* a = scratch.local().data();
+    for (std::size_t b = r.begin(); b != r.end(); ++b) {
+      gather(B, b, a, [&](std::size_t o, int v) { return B.phi[o * kVoxels + std::size_t(v)]; },
+             [](int32_t o) { return o == kInside ? -kInf : kInf; });
       for (int v = 0; v < kVoxels; ++v) {
-        const int x = v >> 6, y = (v >> 3) & 7, z = v & 7;
-        const float s = phi[v];
+        const int x = v >> 6, y = (v >> 3) & 7, z = v & 7, p = pad(x, y, z);
+        const float s = a[p];
         const bool in = s < 0;
-        out[bi * kVoxels + std::size_t(v)] = in ? -kInf : kInf;
+        const std::size_t i = b * kVoxels + std::size_t(v);
+        out[i] = in ? -kInf : kInf;
         if (std::isinf(s)) continue;
-        const float n[6] = {value(x - 1, y, z), value(x + 1, y, z), value(x, y - 1, z),
-                            value(x, y + 1, z), value(x, y, z - 1), value(x, y, z + 1)};
+        constexpr int step[3] = {kPad * kPad, kPad, 1};
         bool cross = false;
-        for (float q : n) cross |= (q < 0) != in;
-        if (!cross) continue;
         float g[3];
-        for (int a = 0; a < 3; ++a) {
-          const float m = n[2 * a], p = n[2 * a + 1];
-          const bool fm = std::isfinite(m), fp = std::isfinite(p);
-          g[a] = fm && fp ? 0.5f * (p - m) : fp ? p - s : fm ? s - m : 0.0f;
+        for (int ax = 0; ax < 3; ++ax) {
+          const float m = a[p - step[ax]], q = a[p + step[ax]];
+          cross |= ((m < 0) != in) | ((q < 0) != in);
+          const bool fm = std::isfinite(m), fq = std::isfinite(q);
+          g[ax] = fm && fq ? 0.5f * (q - m) : fq ? q - s : fm ? s - m : 0.0f;
         }
+        if (!cross) continue;
         const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
         if (!(g2 > 1e-8f)) continue;
-        const Vec3f at = voxel_position(B.coord[bi], v);
         const Vec3f grad = vec3(g[0], g[1], g[2]);
-        local[bi * kVoxels + std::size_t(v)] = {at - grad * (s / g2), grad / std::sqrt(g2), 0.0f};
-        S.id[bi * kVoxels + std::size_t(v)] = 0;
-        out[bi * kVoxels + std::size_t(v)] = s / std::sqrt(g2);
+        per_brick[b].push_back({voxel_position(B.coord[b], v) - grad * (s / g2), grad / std::sqrt(g2), 0.0f});
+        S.id[i] = 0;
+        out[i] = s / std::sqrt(g2);
       }
     }
   });
   B.phi.swap(out);
-  uint32_t next = 0;
-  for (std::size_t i = 0; i < S.id.size(); ++i)
-    if (S.id[i] != kNoSeed) S.id[i] = next++;
-  S.table.resize(next);
-  tbb::parallel_for(std::size_t(0), S.id.size(), [&](std::size_t i) {
-    if (S.id[i] != kNoSeed) S.table[S.id[i]] = local[i];
+  std::vector<uint32_t> first(nb + 1, 0);
+  for (std::size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint32_t(per_brick[b].size());
+  S.table.resize(first[nb]);
+  tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
+    uint32_t next = first[b];
+    for (int v = 0; v < kVoxels; ++v) {
+      uint32_t& id = S.id[b * kVoxels + std::size_t(v)];
+      if (id == kNoSeed) continue;
+      S.table[next] = per_brick[b][next - first[b]];
+      id = next++;
+    }
+    std::vector<Seed>().swap(per_brick[b]);
   });
   return S;
 }

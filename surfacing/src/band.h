@@ -42,7 +42,8 @@ struct Bricks {
   int32_t find(int bx, int by, int bz) const;  // brick, kOutside or kInside
   // Adds the bricks in `keys` (sorted, unique, not yet stored), filled with `fill`.
   void add(const std::vector<uint64_t>& keys, const std::vector<float>& fill_per_key);
-  void link();  // builds index and nbr; call after the brick set changes
+  void link_index();  // builds index
+  void link();        // builds index and nbr; call after the brick set changes
 };
 
 // A point on a surface with its outward normal and curvature (1 / radius of
@@ -71,10 +72,11 @@ struct Raster {
   Bricks bricks;  // the bricks holding a finite value
   Seeds seeds;    // with closest
 };
+// The bricks come back unlinked (no index or nbr): link() them before use.
 Raster rasterize(const Vec3f* index_positions, std::size_t n, const RasterParams& params);
 
 // Adds every brick within `rings` bricks of a stored one (inside or outside
-// as the neighbour says), so a band grown from a thin shell has room.
+// as the neighbour says), so a band grown from a thin shell has room; links.
 void dilate(Bricks& bricks, int rings, Seeds* seeds);
 
 // Closest-point propagation (a brushfire over the band): every voxel whose
