@@ -494,18 +494,17 @@ void clamp(Bricks& B, float c) {
 // ---------------------------------------------------------------------------
 // Separable smoothing.
 
-void gaussian(Bricks& B, int iterations, float c) {
+void convolve(Bricks& B, const std::vector<float>& w, int passes, float c) {
   const std::size_t nb = B.size();
-  if (nb == 0 || iterations <= 0) return;
-  static constexpr float w[9] = {1 / 81.f, 4 / 81.f, 10 / 81.f, 16 / 81.f, 19 / 81.f,
-                                 16 / 81.f, 10 / 81.f, 4 / 81.f, 1 / 81.f};
+  const int R = int(w.size() / 2);  // kernel radius, at most one brick
+  if (nb == 0 || passes <= 0 || R == 0) return;
   std::vector<float> tmp(B.phi.size());
   std::vector<float> outside(kVoxels, c), inside(kVoxels, -c);
   auto brick_ptr = [&](const std::vector<float>& src, std::size_t b, int j) -> const float* {
     const int32_t o = B.nbr[b][std::size_t(j)];
     return o >= 0 ? src.data() + std::size_t(o) * kVoxels : o == kInside ? inside.data() : outside.data();
   };
-  for (int it = 0; it < iterations; ++it)
+  for (int it = 0; it < passes; ++it)
     for (int axis = 0; axis < 3; ++axis) {
       const std::vector<float>& src = B.phi;
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 16), [&](const auto& r) {
@@ -520,11 +519,11 @@ void gaussian(Bricks& B, int iterations, float c) {
           if (axis == 0) {  // slabs of 64 along x
             for (int x = 0; x < 8; ++x) {
               float acc[64] = {};
-              for (int k = -4; k <= 4; ++k) {
+              for (int k = -R; k <= R; ++k) {
                 const int xs = x + k;
-                const float* s = xs < 0 ? lo + (xs + 8) * 64 : xs > 7 ? hi + (xs - 8) * 64 : mid + xs * 64;
-                const float wk = w[k + 4];
-                for (int i = 0; i < 64; ++i) acc[i] += wk * s[i];
+                const float* sl = xs < 0 ? lo + (xs + 8) * 64 : xs > 7 ? hi + (xs - 8) * 64 : mid + xs * 64;
+                const float wk = w[std::size_t(k + R)];
+                for (int i = 0; i < 64; ++i) acc[i] += wk * sl[i];
               }
               std::copy_n(acc, 64, dst + x * 64);
             }
@@ -532,25 +531,25 @@ void gaussian(Bricks& B, int iterations, float c) {
             for (int x = 0; x < 8; ++x)
               for (int y = 0; y < 8; ++y) {
                 float acc[8] = {};
-                for (int k = -4; k <= 4; ++k) {
+                for (int k = -R; k <= R; ++k) {
                   const int ys = y + k;
-                  const float* s = ys < 0 ? lo + x * 64 + (ys + 8) * 8 : ys > 7 ? hi + x * 64 + (ys - 8) * 8
-                                                                                : mid + x * 64 + ys * 8;
-                  const float wk = w[k + 4];
-                  for (int i = 0; i < 8; ++i) acc[i] += wk * s[i];
+                  const float* sl = ys < 0 ? lo + x * 64 + (ys + 8) * 8
+                                           : ys > 7 ? hi + x * 64 + (ys - 8) * 8 : mid + x * 64 + ys * 8;
+                  const float wk = w[std::size_t(k + R)];
+                  for (int i = 0; i < 8; ++i) acc[i] += wk * sl[i];
                 }
                 std::copy_n(acc, 8, dst + x * 64 + y * 8);
               }
           } else {  // along z, within rows
             for (int row = 0; row < 64; ++row) {
-              float line[16];
-              for (int i = 0; i < 4; ++i) line[i] = lo[row * 8 + 4 + i];
-              for (int i = 0; i < 8; ++i) line[4 + i] = mid[row * 8 + i];
-              for (int i = 0; i < 4; ++i) line[12 + i] = hi[row * 8 + i];
+              float line[24];
+              for (int i = 0; i < 8; ++i) line[i] = lo[row * 8 + i];
+              for (int i = 0; i < 8; ++i) line[8 + i] = mid[row * 8 + i];
+              for (int i = 0; i < 8; ++i) line[16 + i] = hi[row * 8 + i];
               for (int z = 0; z < 8; ++z) {
-                float a = 0;
-                for (int k = 0; k < 9; ++k) a += w[k] * line[z + k];
-                dst[row * 8 + z] = a;
+                float acc = 0;
+                for (int k = -R; k <= R; ++k) acc += w[std::size_t(k + R)] * line[8 + z + k];
+                dst[row * 8 + z] = acc;
               }
             }
           }
@@ -558,6 +557,78 @@ void gaussian(Bricks& B, int iterations, float c) {
       });
       B.phi.swap(tmp);
     }
+}
+
+void gaussian(Bricks& B, int iterations, float c) {
+  static const std::vector<float> w = {1 / 81.f, 4 / 81.f, 10 / 81.f, 16 / 81.f, 19 / 81.f,
+                                       16 / 81.f, 10 / 81.f, 4 / 81.f, 1 / 81.f};
+  convolve(B, w, iterations, c);
+}
+
+void gaussian_variance(Bricks& B, float variance, float c) {
+  if (!(variance > 0)) return;
+  const float sigma = std::sqrt(variance);
+  const int R = std::min(kDim, int(std::ceil(3.0f * sigma)));
+  std::vector<float> w(std::size_t(2 * R + 1));
+  float sum = 0;
+  for (int k = -R; k <= R; ++k) sum += w[std::size_t(k + R)] = std::exp(-0.5f * float(k * k) / variance);
+  for (float& x : w) x /= sum;
+  convolve(B, w, 1, c);
+}
+
+// ---------------------------------------------------------------------------
+// Two-to-one upsampling.
+
+Bricks upsample(const Bricks& C, float scale, float lo, float hi) {
+  // Fine voxel i sits at coarse coordinate i / 2; a coarse brick's 16^3 fine
+  // voxels are the fine bricks 2c + {0, 1}^3.
+  const std::size_t nc = C.size();
+  std::vector<uint8_t> wanted(nc, 0);
+  tbb::parallel_for(std::size_t(0), nc, [&](std::size_t b) {
+    const float* v = C.values(b);
+    for (int i = 0; i < kVoxels && !wanted[b]; ++i) wanted[b] = v[i] * scale > lo && v[i] * scale < hi;
+  });
+  std::vector<std::size_t> parents;
+  for (std::size_t b = 0; b < nc; ++b)
+    if (wanted[b]) parents.push_back(b);
+  Bricks F;
+  F.coord.resize(parents.size() * 8);
+  F.phi.resize(F.coord.size() * kVoxels);
+  tbb::enumerable_thread_specific<std::vector<float>> scratch([] { return std::vector<float>(kPadCells); });
+  tbb::parallel_for(std::size_t(0), parents.size(), [&](std::size_t pi) {
+    const std::size_t b = parents[pi];
+    float* a = scratch.local().data();
+    gather(C, b, a, [&](std::size_t o, int v) { return C.phi[o * kVoxels + std::size_t(v)]; },
+           [](int32_t o) { return o == kInside ? -kInf : kInf; });
+    const auto& cc = C.coord[b];
+    for (int child = 0; child < 8; ++child) {
+      const int ox = child >> 2, oy = (child >> 1) & 1, oz = child & 1;
+      const std::size_t f = pi * 8 + std::size_t(child);
+      F.coord[f] = {cc[0] * 2 + ox, cc[1] * 2 + oy, cc[2] * 2 + oz};
+      float* out = F.phi.data() + f * kVoxels;
+      for (int v = 0; v < kVoxels; ++v) {
+        // Fine local (x, y, z) in the child -> coarse local coordinate in the parent.
+        const int fx = ox * 8 + (v >> 6), fy = oy * 8 + ((v >> 3) & 7), fz = oz * 8 + (v & 7);
+        const int x0 = fx >> 1, y0 = fy >> 1, z0 = fz >> 1;
+        const float tx = 0.5f * float(fx & 1), ty = 0.5f * float(fy & 1), tz = 0.5f * float(fz & 1);
+        float corner[8];
+        bool finite = true;
+        for (int k = 0; k < 8; ++k) {
+          corner[k] = a[pad(x0 + (k >> 2), y0 + ((k >> 1) & 1), z0 + (k & 1))];
+          finite &= std::isfinite(corner[k]);
+        }
+        if (!finite) {
+          out[v] = corner[0] < 0 ? -kInf : kInf;
+          continue;
+        }
+        const float c00 = corner[0] + (corner[1] - corner[0]) * tz, c01 = corner[2] + (corner[3] - corner[2]) * tz;
+        const float c10 = corner[4] + (corner[5] - corner[4]) * tz, c11 = corner[6] + (corner[7] - corner[6]) * tz;
+        const float c0 = c00 + (c01 - c00) * ty, c1 = c10 + (c11 - c10) * ty;
+        out[v] = (c0 + (c1 - c0) * tx) * scale;
+      }
+    }
+  });
+  return F;
 }
 
 // ---------------------------------------------------------------------------

@@ -94,6 +94,14 @@ void clamp(Bricks& bricks, float clamp);
 // filters per axis: weights 1 4 10 16 19 16 10 4 1 over 81), separable, on
 // the stored bricks; missing neighbours read as +-clamp.
 void gaussian(Bricks& bricks, int iterations, float clamp);
+// One separable pass of a sampled, normalised Gaussian of this variance
+// (voxels^2), truncated at 3 sigma or one brick.
+void gaussian_variance(Bricks& bricks, float variance, float clamp);
+
+// The field on a grid twice as fine, trilinear, values times `scale`: the
+// eight fine bricks of every coarse brick holding a value with
+// lo < scale * phi < hi. Unlinked.
+Bricks upsample(const Bricks& coarse, float scale, float lo, float hi);
 
 // First-order seeds at the zero crossing: voxels with a 6-neighbour of the
 // other sign (inside: phi < 0) get the plane seed p = x - phi grad / |grad|^2,

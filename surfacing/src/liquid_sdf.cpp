@@ -221,16 +221,22 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
     st.rasterize_s = since(t);
     return openvdb::createLevelSet<FloatGrid>(s.dx, s.hw);
   }
-  const float e = float(erode / s.dx), hw = float(s.hw);
   const bool smooth = p.smoothing == Smoothing::Gaussian && p.iterations > 0;
+  // With smoothing, steps 1-4 run at twice the voxel size: the Gaussian
+  // (sigma >= 1.6 voxels) leaves nothing a grid of 2 Dx cannot carry, and the
+  // eroded distance is upsampled to Dx (trilinear) at the end.
+  const int f = smooth ? std::clamp(p.band_coarsening, 1, 2) : 1;
+  const double dxc = s.dx * f;
+  const float e = float(erode / dxc), hw = float(s.hw) / float(f);  // in working voxels
   // Depth of the first band: the eroded band and, when smoothing, the
-  // kernel's reach (2.5 sigma of the iterated kernel, sigma^2 = 8/3 per pass).
-  const float kernel = smooth ? 2.5f * std::sqrt(8.0f / 3.0f * float(p.iterations)) : 0.0f;
+  // kernel's reach (2.5 sigma of the iterated kernel, sigma^2 = 8/3 fine voxels^2 per pass).
+  const float variance = smooth ? 8.0f / 3.0f * float(p.iterations) / float(f * f) : 0.0f;
+  const float kernel = 2.5f * std::sqrt(variance);
   const float depth = std::max(e + hw + 1.0f, kernel);
   const float out = std::max(std::max(hw - e, 0.0f) + 1.0f, kernel);
-  const std::vector<Vec3f> u = index_positions(pts.P(), nullptr, pts.size(), s.dx);
+  const std::vector<Vec3f> u = index_positions(pts.P(), nullptr, pts.size(), dxc);
   band::RasterParams rp;
-  rp.radius = float(s.R / s.dx);
+  rp.radius = float(s.R / dxc);
   rp.reach = 2.0f;
   rp.deep = rp.radius;
   rp.closest = true;
@@ -245,13 +251,21 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
     r.seeds = {};
     const float cl = std::max(depth, out);
     band::clamp(r.bricks, cl);
-    band::gaussian(r.bricks, p.iterations, cl);
+    if (f == 1) band::gaussian(r.bricks, p.iterations, cl);
+    else band::gaussian_variance(r.bricks, variance, cl);
     st.smooth_s = since(t);
     t = Clock::now();
     band::Seeds seeds = band::crossing_seeds(r.bricks);
     band::propagate(r.bricks, seeds, e + hw + 1.0f, std::max(hw - e, 0.0f) + 1.0f);
   }
-  FloatGrid::Ptr grid = to_grid(r.bricks, s.dx, s.hw, e);
+  FloatGrid::Ptr grid;
+  if (f == 1) {
+    grid = to_grid(r.bricks, s.dx, s.hw, e);
+  } else {
+    const float ef = float(erode / s.dx), hwf = float(s.hw);
+    const band::Bricks fine = band::upsample(r.bricks, float(f), -ef - hwf - 2.0f, -ef + hwf + 2.0f);
+    grid = to_grid(fine, s.dx, s.hw, ef);
+  }
   st.erode_s = since(t);
   return grid;
 }

@@ -50,6 +50,7 @@ class PointsToVdbNode final : public Node {
 };
 
 const std::vector<std::string> kSmoothing = {"none", "gaussian", "mean_curvature", "laplacian"};
+const std::vector<std::string> kEngine = {"levelset_filter", "bands"};  // LiquidSdfEngine order
 
 class LiquidSdfNode final : public Node {
  public:
@@ -64,6 +65,7 @@ class LiquidSdfNode final : public Node {
     p.smoothing = Smoothing(ctx.param_enum("smoothing"));
     p.iterations = int(ctx.param_int("iterations"));
     p.half_width = int(ctx.param_int("halfWidth"));
+    p.engine = LiquidSdfEngine(ctx.param_enum("engine"));
     LiquidSdfStats st;
     Volumes out;
     out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
@@ -147,6 +149,12 @@ void register_surfacing(Registry& r) {
                     "brings the area within 1 % of the true sphere), mean curvature flow, Laplacian, or none.")
         .param_int("iterations", 4, 0, 100, "", "Smoothing iterations.")
         .param_int("halfWidth", 3, 2, 20, "voxels", "Narrow band half width.")
+        .param_enum("engine", kEngine, "levelset_filter",
+                    "levelset_filter: OpenVDB's level set filters (every smoothing method). bands (experimental, "
+                    "Gaussian or no smoothing): Eddy's own narrow bands, closest-point distances and an exact "
+                    "erosion, the smoothing at twice the voxel size; about 17x faster at 1M particles, flat faces "
+                    "exactly one radius out, but convex corners rounded about 1.9 voxels in (the Gaussian's "
+                    "rounding, which levelset_filter's inexact offset partly undoes).")
         .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).");
     r.add(std::move(s.make<LiquidSdfNode>()));
   }
