@@ -19,6 +19,19 @@ Vec3f voxel(const Bricks& B, std::size_t b, int v) {
   return vec3(float(c[0] * kDim + (v >> 6)), float(c[1] * kDim + ((v >> 3) & 7)), float(c[2] * kDim + (v & 7)));
 }
 
+// A cube of (2 half + 1)^3 bricks around the origin, zero, linked.
+Bricks block(int half) {
+  Bricks B;
+  std::vector<uint64_t> keys;
+  for (int x = -half; x <= half; ++x)
+    for (int y = -half; y <= half; ++y)
+      for (int z = -half; z <= half; ++z) keys.push_back(pack(x, y, z));
+  std::sort(keys.begin(), keys.end());
+  B.add(keys, std::vector<float>(keys.size(), 0.0f));
+  B.link();
+  return B;
+}
+
 // One ball of radius 20 voxels, off the grid: shell rasterised with closest
 // points, grown by one brick ring, propagated 8 voxels in and out.
 Raster ball_band(Vec3f c, float R) {
@@ -121,14 +134,7 @@ TEST(Band, GaussianIsOpenVdbsFourBoxPassesAndKeepsLinearFields) {
   // A linear field across many bricks stays linear (weights sum to one and
   // are symmetric); a unit impulse spreads into (1 4 10 16 19 16 10 4 1) / 81
   // per axis.
-  Bricks B;
-  std::vector<uint64_t> keys;
-  for (int x = -2; x <= 2; ++x)
-    for (int y = -2; y <= 2; ++y)
-      for (int z = -2; z <= 2; ++z) keys.push_back(pack(x, y, z));
-  std::sort(keys.begin(), keys.end());
-  B.add(keys, std::vector<float>(keys.size(), 0.0f));
-  B.link();
+  Bricks B = block(2);
   for (std::size_t b = 0; b < B.size(); ++b)
     for (int v = 0; v < kVoxels; ++v) {
       const Vec3f x = voxel(B, b, v);
@@ -150,14 +156,7 @@ TEST(Band, GaussianIsOpenVdbsFourBoxPassesAndKeepsLinearFields) {
 }
 
 TEST(Band, SampledGaussianHasItsVarianceAndUpsamplingKeepsLinearFields) {
-  Bricks B;
-  std::vector<uint64_t> keys;
-  for (int x = -1; x <= 1; ++x)
-    for (int y = -1; y <= 1; ++y)
-      for (int z = -1; z <= 1; ++z) keys.push_back(pack(x, y, z));
-  std::sort(keys.begin(), keys.end());
-  B.add(keys, std::vector<float>(keys.size(), 0.0f));
-  B.link();
+  Bricks B = block(1);
   const int32_t mid = B.find(0, 0, 0);
   B.values(std::size_t(mid))[offset(4, 4, 4)] = 1.0f;
   gaussian_variance(B, 8.0f / 3.0f, 1e9f);
