@@ -2,6 +2,7 @@
 // writes readable files: particle clouds with a radius, closed outward
 // meshes, and .vdb files whose level set is named "surface".
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -22,7 +23,9 @@ TEST(Examples, CookTheirFirstFrames) {
     const std::string path = e.path().string();
     if (path.size() < 10 || path.substr(path.size() - 10) != ".eddy.json") continue;
     ++examples;
-    const fs::path out = fs::temp_directory_path() / ("eddy_example_" + e.path().stem().string());
+    // Per process: two runs at once (a checkout's tests and CI's) must not share it.
+    const fs::path out =
+        fs::temp_directory_path() / ("eddy_example_" + std::to_string(::getpid()) + "_" + e.path().stem().string());
     fs::remove_all(out);
     const std::string cmd = std::string(EDDY_BINARY_DIR) + "/bin/eddy run " + path + " --frames 1-3 --quiet --out " +
                             out.string() + " > /dev/null 2>&1";
