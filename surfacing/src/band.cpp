@@ -55,17 +55,14 @@ void Bricks::link() {
     for (int dx = -1; dx <= 1; ++dx)
       for (int dy = -1; dy <= 1; ++dy)
         for (int dz = -1; dz <= 1; ++dz)
-          nbr[b][(dx + 1) * 9 + (dy + 1) * 3 + dz + 1] = find(c[0] + dx, c[1] + dy, c[2] + dz);
+          nbr[b][std::size_t(nbr_slot(dx, dy, dz))] = find(c[0] + dx, c[1] + dy, c[2] + dz);
   });
 }
 
 namespace {
 
-constexpr int nbr_slot(int dx, int dy, int dz) { return (dx + 1) * 9 + (dy + 1) * 3 + dz + 1; }
-
-inline Vec3f voxel_position(const std::array<int, 3>& c, int v) {
-  return vec3(float(c[0] * kDim + (v >> 6)), float(c[1] * kDim + ((v >> 3) & 7)), float(c[2] * kDim + (v & 7)));
-}
+// A missing neighbour's value: its side, at no known distance.
+inline float missing_phi(int32_t o) { return o == kInside ? -kInf : kInf; }
 
 // Distance from x to a seed's surface: to its osculating sphere or plane where
 // x's foot point on it lies within a voxel of the seed, else to the seed point.
@@ -327,15 +324,19 @@ void dilate(Bricks& B, int rings, Seeds* seeds) {
   tbb::parallel_sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   if (B.index.size() != B.size()) B.link_index();
-  std::vector<uint8_t> fresh(keys.size());
-  tbb::parallel_for(std::size_t(0), keys.size(), [&](std::size_t i) { fresh[i] = B.index.count(keys[i]) == 0; });
-  std::vector<uint64_t> added;
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if (fresh[i]) added.push_back(keys[i]);
-  std::vector<float> fill(added.size());
-  tbb::parallel_for(std::size_t(0), added.size(), [&](std::size_t i) {
-    fill[i] = std::binary_search(B.inside.begin(), B.inside.end(), added[i]) ? -kInf : kInf;
+  std::vector<int32_t> found(keys.size());
+  tbb::parallel_for(std::size_t(0), keys.size(), [&](std::size_t i) {
+    int x, y, z;
+    unpack(keys[i], x, y, z);
+    found[i] = B.find(x, y, z);
   });
+  std::vector<uint64_t> added;
+  std::vector<float> fill;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (found[i] < 0) {
+      added.push_back(keys[i]);
+      fill.push_back(missing_phi(found[i]));
+    }
   B.add(added, fill);
   if (seeds) seeds->id.resize(B.size() * kVoxels, kNoSeed);
   B.link();
@@ -599,7 +600,7 @@ Bricks upsample(const Bricks& C, float scale, float lo, float hi) {
     const std::size_t b = parents[pi];
     float* a = scratch.local().data();
     gather(C, b, a, [&](std::size_t o, int v) { return C.phi[o * kVoxels + std::size_t(v)]; },
-           [](int32_t o) { return o == kInside ? -kInf : kInf; });
+           missing_phi);
     const auto& cc = C.coord[b];
     for (int child = 0; child < 8; ++child) {
       const int ox = child >> 2, oy = (child >> 1) & 1, oz = child & 1;
@@ -645,7 +646,7 @@ Seeds crossing_seeds(Bricks& B) {
     float* a = scratch.local().data();
     for (std::size_t b = r.begin(); b != r.end(); ++b) {
       gather(B, b, a, [&](std::size_t o, int v) { return B.phi[o * kVoxels + std::size_t(v)]; },
-             [](int32_t o) { return o == kInside ? -kInf : kInf; });
+             missing_phi);
       for (int v = 0; v < kVoxels; ++v) {
         const int x = v >> 6, y = (v >> 3) & 7, z = v & 7, p = pad(x, y, z);
         const float s = a[p];

@@ -22,6 +22,12 @@ namespace eddy::band {
 constexpr int kDim = 8, kVoxels = 512;
 constexpr int offset(int x, int y, int z) { return (x << 6) | (y << 3) | z; }
 constexpr float kInf = std::numeric_limits<float>::infinity();
+// Slot of the neighbour (dx, dy, dz), each -1..1, in Bricks::nbr.
+constexpr int nbr_slot(int dx, int dy, int dz) { return (dx + 1) * 9 + (dy + 1) * 3 + dz + 1; }
+// Index-space position of voxel v of the brick with coordinates c.
+inline Vec3f voxel_position(const std::array<int, 3>& c, int v) {
+  return vec3(float(c[0] * kDim + (v >> 6)), float(c[1] * kDim + ((v >> 3) & 7)), float(c[2] * kDim + (v & 7)));
+}
 
 uint64_t pack(int bx, int by, int bz);
 void unpack(uint64_t key, int& bx, int& by, int& bz);

@@ -28,14 +28,12 @@
 #include <openvdb/tools/Prune.h>
 #include <openvdb/tools/SignedFloodFill.h>
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <unordered_map>
 
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"

@@ -14,10 +14,7 @@ using namespace eddy::band;
 
 namespace {
 
-Vec3f voxel(const Bricks& B, std::size_t b, int v) {
-  const auto& c = B.coord[b];
-  return vec3(float(c[0] * kDim + (v >> 6)), float(c[1] * kDim + ((v >> 3) & 7)), float(c[2] * kDim + (v & 7)));
-}
+Vec3f voxel(const Bricks& B, std::size_t b, int v) { return voxel_position(B.coord[b], v); }
 
 // A cube of (2 half + 1)^3 bricks around the origin, zero, linked.
 Bricks block(int half) {
