@@ -11,8 +11,6 @@
 // peak memory per particle.
 //
 // Usage: eddy_bench_pbf [--steps N] [--warmup N] [--threads N] [--skip-1m]
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,38 +18,15 @@
 #include <string>
 
 #include "eddy/core/pbf.h"
+#include "bench_scene.h"
 
 using namespace eddy;
+using namespace eddy::bench;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr double kRefStepMs = 282.5, kRefSearchMs = 61.9, kRefIterations = 3.26;
-
-Points cube(int n, float r, Vec3f origin) {
-  Points p(std::size_t(n) * n * n);
-  p.radius = r;
-  std::size_t i = 0;
-  for (int z = 0; z < n; ++z)
-    for (int y = 0; y < n; ++y)
-      for (int x = 0; x < n; ++x) p.P()[i++] = origin + vec3(r + 2 * r * x, r + 2 * r * y, r + 2 * r * z);
-  return p;
-}
-
-Collider box(Vec3f size) {
-  Collider c;
-  c.type = ShapeType::Box;
-  c.inside = 1;
-  c.center = size * 0.5f;
-  c.size = size * 0.5f;
-  return c;
-}
-
-double peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_maxrss) * 1024.0;
-}
 
 struct Run {
   double ms_per_step = 0, search_ms = 0, solve_ms = 0, iterations = 0, mean_error = 0, bytes = 0;

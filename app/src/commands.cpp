@@ -93,6 +93,12 @@ class Progress final : public CookObserver {
     std::fprintf(stderr, "  frame %d %s: %s\n", frame, node.c_str(), message.c_str());
     redraw("");
   }
+  // Warnings show even when quiet.
+  void node_warning(const std::string& node, int frame, const std::string& message) override {
+    if (tty_) std::fprintf(stderr, "\r\033[2K");
+    std::fprintf(stderr, "warning: frame %d %s: %s\n", frame, node.c_str(), message.c_str());
+    redraw("");
+  }
 
  private:
   int total() const { return last_ - first_ + 1; }

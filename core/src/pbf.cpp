@@ -14,10 +14,6 @@ namespace {
 void require(bool ok, const char* name, const std::string& what) {
   if (!ok) throw Error(std::string("PBF parameter '") + name + "': " + what);
 }
-
-double kernel_W(PbfKernel k, float h, float r2) {
-  return k == PbfKernel::Poly6Spiky ? Poly6(h).W(r2) : CubicSpline(h).W(r2);
-}
 }  // namespace
 
 void validate(const PbfParams& p) {
@@ -37,25 +33,6 @@ void validate(const PbfParams& p) {
   require(p.max_cfl > 0, "max_cfl", "must be > 0");
 }
 
-LatticeSums pbf_lattice_sums(float s, float h, PbfKernel kernel) {
-  LatticeSums out{0.0, 0.0};
-  const int m = static_cast<int>(std::ceil(h / s));
-  const Spiky spiky(h);
-  const CubicSpline cubic(h);
-  for (int i = -m; i <= m; ++i)
-    for (int j = -m; j <= m; ++j)
-      for (int k = -m; k <= m; ++k) {
-        const Vec3f r = vec3(float(i) * s, float(j) * s, float(k) * s);
-        const float r2 = length2(r);
-        if (r2 >= h * h) continue;
-        out.w_sum += kernel_W(kernel, h, r2);
-        if (i == 0 && j == 0 && k == 0) continue;
-        const Vec3f g = kernel == PbfKernel::Poly6Spiky ? spiky.grad(r) : cubic.grad(r);
-        out.grad2_sum += double(length2(g));
-      }
-  return out;
-}
-
 std::vector<float> pbf_wall_table(const PbfParams& p, float radius, int samples) {
   // Integrals over the half-space beyond a wall at distance d, by the
   // trapezoid rule on a fine grid from h downwards. With the slab at depth z
@@ -66,13 +43,13 @@ std::vector<float> pbf_wall_table(const PbfParams& p, float radius, int samples)
   // particles give through s_corr (per unit s_corr scale), along the normal.
   const float spacing = 2.0f * radius;
   const float h = p.kernel_scale * spacing;
-  const PbfKernel kernel = p.kernel;
+  const KernelPair kernel = p.kernel;
   const Spiky spiky(h);
   const CubicSpline cubic(h);
   const double dq = double(p.scorr_dq) * h;
   const double w_dq = kernel_W(kernel, h, float(dq * dq));
   auto slope = [&](double rho) {  // |dW/drho| of the gradient kernel
-    const Vec3f g = kernel == PbfKernel::Poly6Spiky ? spiky.grad(vec3(float(rho), 0, 0)) : cubic.grad(vec3(float(rho), 0, 0));
+    const Vec3f g = kernel == KernelPair::Poly6Spiky ? spiky.grad(vec3(float(rho), 0, 0)) : cubic.grad(vec3(float(rho), 0, 0));
     return std::fabs(double(g.x));
   };
   const int fine = 4096;
@@ -92,7 +69,7 @@ std::vector<float> pbf_wall_table(const PbfParams& p, float radius, int samples)
   // continuous half-space over-counts that (by 2.6 % for poly6 at h = 2
   // spacings, 3.8 % for the cubic spline), which would push liquid off every
   // wall, so the tables are scaled to the lattice's missing share at d = r.
-  const LatticeSums full = pbf_lattice_sums(spacing, h, kernel);
+  const LatticeSums full = lattice_sums(spacing, h, kernel);
   const int m = static_cast<int>(std::ceil(h / spacing));
   double beyond = 0;  // lattice points on the far side of a wall half a spacing below the origin
   for (int i = -m; i <= m; ++i)
@@ -123,7 +100,7 @@ PbfConstants pbf_constants(const PbfParams& p, float radius) {
   const float spacing = 2.0f * radius;
   c.h = p.kernel_scale * spacing;
   c.kernel = static_cast<int>(p.kernel);
-  const LatticeSums ls = pbf_lattice_sums(spacing, c.h, p.kernel);
+  const LatticeSums ls = lattice_sums(spacing, c.h, p.kernel);
   // A particle inside a lattice of spacing 2r is at rest density exactly.
   c.mass = static_cast<float>(p.rest_density / ls.w_sum);
   c.inv_rho0 = 1.0f / p.rest_density;

@@ -10,5 +10,8 @@ std::string device_description() { return "built without CUDA"; }
 std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams&) {
   throw Error("the CUDA backend is not available: eddy was built without CUDA");
 }
+std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams&) {
+  throw Error("the CUDA backend is not available: eddy was built without CUDA");
+}
 
 }  // namespace eddy::gpu

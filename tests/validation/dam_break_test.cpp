@@ -4,34 +4,42 @@
 // Z = z / a against T = t sqrt(2 g / a), compared over T in [0.8, 3].
 //
 // Measured on this same test: SPlisHSPlasH's PBF runs ahead of the
-// experiment by 23 % on average (28 % at worst) and its DFSPH by 6 % (8 %).
-// Goal for Eddy's PBF: mean error under 8 %, worst under 12 %.
+// experiment by 23 % on average (28 % at worst), its DFSPH by 6 % (8 %),
+// and PySPH's WCSPH by 5 % (6 %).
 //
 // Setup: a = 0.25 m, 40 particles across the column (r = 3.125 mm), a slab
 // 4 particles deep between free-slip walls (the experiment is a 2D flow),
-// dt = 1 ms fixed (fps 250, 4 substeps, no CFL substepping); defaults otherwise, so water's physical
-// viscosity (1e-6 m^2/s, negligible at this scale against the XSPH term) is
-// what the solver's defaults represent.
+// water's viscosity; defaults otherwise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 
 #include "validation.h"
 
 namespace eddy::validation {
 namespace {
 
-TEST(DamBreak, SurgeFrontTracksMartinMoyce1952) {
+struct FrontErrors {
+  double mean = 0, worst = 0;
+  std::vector<std::string> reports;
+};
+
+// Runs the dam break with `solver` and its parameters at `fps` and returns
+// the front's error against the experiment.
+FrontErrors surge_front(const std::string& solver, const std::string& params, double fps, const char* label) {
   const double a = 0.25, g = 9.81;
   const int across = 40, depth = 4;
   const double r = a / across / 2;
-  const double fps = 250, T_end = 3.1;
+  const double T_end = 3.1;
   const double t_scale = std::sqrt(2 * g / a);
   const int frames = int(std::ceil(T_end / t_scale * fps)) + 1;
   const std::string text = tank_scene(0, 0, 0, a, 2 * a, depth * 2 * r, 5 * a, 2.5 * a, depth * 2 * r, r, frames, fps,
-                                      "\"substeps\": 4, \"cfl\": 0");
+                                      params, solver);
   const Graph graph = parse_graph(text, builtin_registry(), "dam_break");
   CookEngine engine(builtin_registry(), graph);
+  Reports reports;
+  engine.set_observer(&reports);
 
   std::vector<Sample> front;  // (T, Z)
   std::vector<float> xs;
@@ -43,25 +51,62 @@ TEST(DamBreak, SurgeFrontTracksMartinMoyce1952) {
     std::nth_element(xs.begin(), xs.begin() + q, xs.end());
     front.push_back({(f - 1) / fps * t_scale, xs[q] / a});  // the wall is at x = 0
   }
-  ASSERT_EQ(engine.cook("solver", 1)->at("particles").as<Points>()->size(), std::size_t(across * 2 * across * depth));
+  EXPECT_EQ(engine.cook("solver", 1)->at("particles").as<Points>()->size(), std::size_t(across * 2 * across * depth));
 
   const auto ref = read_csv(std::string(EDDY_SOURCE_DIR) + "/tests/validation/data/martin_moyce_1952_a2.25in.csv");
-  double sum = 0, worst = 0;
+  FrontErrors out;
   int n = 0;
-  std::printf("    T      Z (Martin & Moyce)   Z (Eddy PBF)   error\n");
+  std::printf("  [%s]\n    T      Z (Martin & Moyce)   Z (Eddy)   error\n", label);
   for (const Sample& s : ref) {
     if (s.x < 0.8 || s.x > 3.0) continue;
     const double z = interpolate(front, s.x);
     const double err = (z - s.y) / s.y;
-    std::printf("  %5.3f   %8.3f             %8.3f       %+5.1f %%\n", s.x, s.y, z, 100 * err);
-    sum += std::fabs(err);
-    worst = std::max(worst, std::fabs(err));
+    std::printf("  %5.3f   %8.3f             %8.3f   %+5.1f %%\n", s.x, s.y, z, 100 * err);
+    out.mean += std::fabs(err);
+    out.worst = std::max(out.worst, std::fabs(err));
     ++n;
   }
-  ASSERT_GE(n, 4);
-  std::printf("  mean |error| %.1f %%, worst %.1f %% (goal: under 8 %% and 12 %%)\n", 100 * sum / n, 100 * worst);
-  EXPECT_LT(sum / n, 0.08);
-  EXPECT_LT(worst, 0.12);
+  EXPECT_GE(n, 4);
+  out.mean /= std::max(n, 1);
+  std::printf("  mean |error| %.1f %%, worst %.1f %%\n", 100 * out.mean, 100 * out.worst);
+  out.reports = reports.lines;
+  return out;
+}
+
+// Goal for Eddy's PBF: mean error under 8 %, worst under 12 %. dt = 1 ms
+// fixed (fps 250, 4 substeps, no CFL substepping).
+TEST(DamBreak, SurgeFrontTracksMartinMoyce1952) {
+  const FrontErrors e = surge_front("PBFSolver", "\"substeps\": 4, \"cfl\": 0", 250, "PBF");
+  EXPECT_LT(e.mean, 0.08);
+  EXPECT_LT(e.worst, 0.12);
+}
+
+// Both SPH methods at water's viscosity, adaptive time steps, free-slip
+// boundary particles. The goal for SPH is a mean error under 4 % and a worst
+// under 7 %; measured: WCSPH 6.9 % / 8.8 %, DFSPH 11.3 % / 14.7 %, both ahead
+// of the experiment (whose floor is not free-slip). Until the goal is met
+// these hold the measured accuracy against regressions.
+TEST(DamBreak, WcsphSurgeFrontTracksMartinMoyce1952) {
+  const FrontErrors e = surge_front("SPHSolver", "\"method\": \"wcsph\", \"viscosity\": 0.001", 250, "WCSPH");
+  EXPECT_LT(e.mean, 0.075);
+  EXPECT_LT(e.worst, 0.095);
+}
+
+TEST(DamBreak, DfsphSurgeFrontTracksMartinMoyce1952AndHoldsItsDensityTarget) {
+  const FrontErrors e = surge_front("SPHSolver", "\"method\": \"dfsph\", \"viscosity\": 0.001", 250, "DFSPH");
+  EXPECT_LT(e.mean, 0.12);
+  EXPECT_LT(e.worst, 0.155);
+  // Every frame's mean density error (the mean over its steps of the
+  // solver's final mean compression) within the 0.05 % target.
+  const std::regex mean_error("density error mean ([0-9.]+) %");
+  int frames = 0;
+  for (const auto& line : e.reports) {
+    std::smatch m;
+    if (!std::regex_search(line, m, mean_error)) continue;
+    ++frames;
+    EXPECT_LE(std::stod(m[1]), 0.05) << line;
+  }
+  EXPECT_GT(frames, 50);
 }
 
 }  // namespace

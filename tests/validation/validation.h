@@ -31,11 +31,12 @@ inline std::string vec(double x, double y, double z) {
   return s.str();
 }
 
-// A tank (container box from lo to hi), a FluidBox (lo, hi) and a PBFSolver
-// with extra parameters (a JSON object body, e.g. "\"substeps\": 4").
+// A tank (container box from the origin to (tx1, ty1, tz1)), a FluidBox (f0
+// to f1) and a solver node (PBFSolver unless told) with extra parameters (a
+// JSON object body, e.g. "\"substeps\": 4").
 inline std::string tank_scene(double fx0, double fy0, double fz0, double fx1, double fy1, double fz1, double tx1,
                               double ty1, double tz1, double radius, int frames, double fps,
-                              const std::string& solver_params) {
+                              const std::string& solver_params, const std::string& solver_type = "PBFSolver") {
   std::ostringstream g;
   g << R"({"format": "eddy-graph", "version": 1, "frame_range": [1, )" << frames << R"(], "fps": )" << fps << R"(,
   "nodes": [
@@ -44,7 +45,7 @@ inline std::string tank_scene(double fx0, double fy0, double fz0, double fx1, do
     {"id": "water", "type": "FluidBox", "params": {"center": )"
     << vec((fx0 + fx1) / 2, (fy0 + fy1) / 2, (fz0 + fz1) / 2) << R"(, "size": )" << vec(fx1 - fx0, fy1 - fy0, fz1 - fz0)
     << R"(, "particle_radius": )" << radius << R"(}},
-    {"id": "solver", "type": "PBFSolver", "params": {)"
+    {"id": "solver", "type": ")" << solver_type << R"(", "params": {)"
     << solver_params << R"(}}
   ],
   "links": [

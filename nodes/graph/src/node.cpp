@@ -92,6 +92,9 @@ void CookContext::progress(double fraction, const std::string& message) const {
 void CookContext::info(const std::string& message) const {
   if (auto* o = engine_->observer()) o->node_info(node_id_, frame_, message);
 }
+void CookContext::warn(const std::string& message) const {
+  if (auto* o = engine_->observer()) o->node_warning(node_id_, frame_, message);
+}
 void CookContext::check_cancel() const {
   if (engine_->cancel_requested()) throw Cancelled();
 }

@@ -28,6 +28,7 @@ void check_output_pattern(const std::string& path, const CheckContext& c, const 
 void register_emitters(Registry& r);
 void register_colliders(Registry& r);
 void register_pbf(Registry& r);
+void register_sph(Registry& r);
 void register_io(Registry& r);
 void register_surfacing(Registry& r);
 void register_files(Registry& r);

@@ -19,7 +19,7 @@ PbfParams read_params(const CookContext& c) {
   PbfParams p;
   p.rest_density = float(c.param_float("rest_density"));
   p.gravity = c.param_vec3f("gravity");
-  p.kernel = c.param_string("kernel") == "poly6_spiky" ? PbfKernel::Poly6Spiky : PbfKernel::CubicSpline;
+  p.kernel = c.param_string("kernel") == "poly6_spiky" ? KernelPair::Poly6Spiky : KernelPair::CubicSpline;
   p.kernel_scale = float(c.param_float("kernel_scale"));
   if (c.param_string("solve") == "fixed") {
     p.min_iterations = p.max_iterations = int(c.param_int("iterations"));

@@ -80,5 +80,49 @@ TEST(Kernels, SpikyGradientIsGuardedAtZeroDistance) {
   EXPECT_EQ(length(CubicSpline(0.1f).grad(vec3(0, 0, 0))), 0.0f);
 }
 
+// Laplacians against central differences of W along r: lap W = W'' + 2 W' / r.
+template <class F>
+double numeric_laplacian(F w_of_r, double r) {
+  const double e = 1e-4 * r;
+  const double w0 = w_of_r(r - e), w1 = w_of_r(r), w2 = w_of_r(r + e);
+  return (w2 - 2 * w1 + w0) / (e * e) + 2.0 / r * (w2 - w0) / (2 * e);
+}
+
+TEST(Kernels, Poly6LaplacianMatchesItsSecondDerivative) {
+  const double h = 0.1;
+  const Poly6 k{float(h)};
+  auto W = [&](double r) { return 315.0 / (64.0 * M_PI * std::pow(h, 9)) * std::pow(h * h - r * r, 3); };
+  for (double q : {0.1, 0.3, 0.5, 0.7, 0.9}) {
+    const double r = q * h, want = numeric_laplacian(W, r);
+    EXPECT_NEAR(k.laplacian(float(r * r)), want, 1e-3 * std::fabs(want) + 1e-2) << q;
+  }
+  EXPECT_EQ(k.laplacian(1.0001f * float(h * h)), 0.0f);
+}
+
+TEST(Kernels, ViscosityLaplacianMatchesMuellersKernel) {
+  // W = 15 / (2 pi h^3) (-r^3 / (2 h^3) + r^2 / h^2 + h / (2 r) - 1), Mueller et al. 2003, eq. 22.
+  const double h = 0.1;
+  const ViscosityLaplacian lap{float(h)};
+  auto W = [&](double r) {
+    return 15.0 / (2 * M_PI * h * h * h) * (-r * r * r / (2 * h * h * h) + r * r / (h * h) + h / (2 * r) - 1);
+  };
+  for (double q : {0.2, 0.4, 0.6, 0.8}) {
+    const double r = q * h, want = numeric_laplacian(W, r);
+    EXPECT_NEAR(lap(float(r)), want, 1e-3 * std::fabs(want)) << q;
+    EXPECT_GT(lap(float(r)), 0.0f);
+  }
+  EXPECT_EQ(lap(float(h)), 0.0f);
+}
+
+TEST(Kernels, CohesionSplineRepelsCloseAttractsFarAndIsContinuous) {
+  const float h = 0.1f;
+  const CohesionSpline C(h);
+  EXPECT_LT(C(0.05f * h), 0.0f);                             // repulsive near 0
+  EXPECT_GT(C(0.75f * h), 0.0f);                             // attractive beyond h/2
+  EXPECT_NEAR(C(0.5f * h - 1e-6f), C(0.5f * h + 1e-6f), 1e-3f * C(0.5f * h));  // the two pieces meet at h/2
+  EXPECT_EQ(C(h), 0.0f);
+  EXPECT_EQ(C(2 * h), 0.0f);
+}
+
 }  // namespace
 }  // namespace eddy

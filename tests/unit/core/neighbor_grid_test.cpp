@@ -75,6 +75,34 @@ TEST(NeighborGrid, FindsNeighboursOfParticlesFarOutsideTheDomain) {
   expect_same(x, 0.1f, "far outside");
 }
 
+// Lists of outside points (fluid against boundary particles) against brute
+// force, with queries inside, around and far outside the grid's particles,
+// both through the dense cell table and through binary search.
+TEST(NeighborGrid, ListsOfOutsidePointsMatchBruteForce) {
+  for (float spread : {1.0f, 2000.0f}) {  // compact (dense table) and sparse (binary search)
+    std::vector<Vec3f> grid_pts = random_points(1500, 0.0f, 1.0f, 21);
+    for (std::size_t i = 0; i < grid_pts.size(); i += 7) grid_pts[i] = grid_pts[i] * spread;
+    const std::vector<Vec3f> q = random_points(800, -0.3f, 1.3f, 22);
+    const float h = 0.09f;
+    CpuExecutor ex;
+    NeighborGrid<CpuExecutor> g(ex);
+    g.build(grid_pts.data(), uint32_t(grid_pts.size()), h);
+    g.find_neighbors_of(grid_pts.data(), q.data(), uint32_t(q.size()));
+    const NeighborView v = g.neighbors();
+    std::size_t pairs = 0;
+    for (uint32_t i = 0; i < q.size(); ++i) {
+      std::vector<uint32_t> want, got(v.indices + v.begin(i), v.indices + v.end(i));
+      for (uint32_t j = 0; j < grid_pts.size(); ++j)
+        if (length2(q[i] - grid_pts[j]) < h * h) want.push_back(j);
+      std::sort(got.begin(), got.end());
+      ASSERT_EQ(got, want) << "spread " << spread << ", query " << i;
+      pairs += want.size();
+    }
+    EXPECT_EQ(g.pair_count(), pairs);
+    EXPECT_GT(pairs, 500u);
+  }
+}
+
 TEST(NeighborGrid, HandlesZeroAndOneParticle) {
   expect_same({}, 0.1f, "N = 0");
   expect_same({vec3(0.3f, -2.0f, 5.0f)}, 0.1f, "N = 1");

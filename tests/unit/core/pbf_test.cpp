@@ -117,7 +117,7 @@ TEST(Pbf, CentreOfMassIsConservedInFreeSpace) {
 }
 
 TEST(Pbf, LatticeInteriorIsAtRestDensityExactly) {
-  for (PbfKernel k : {PbfKernel::CubicSpline, PbfKernel::Poly6Spiky}) {
+  for (KernelPair k : {KernelPair::CubicSpline, KernelPair::Poly6Spiky}) {
     PbfParams p;
     p.kernel = k;
     auto s = make_pbf_solver_cpu(p);

@@ -7,7 +7,12 @@
 //   cubic   W = 8 / (pi h^3) { 6q^3 - 6q^2 + 1      q <= 1/2      Monaghan 1992 (cubic B-spline),
 //                             { 2 (1 - q)^3         q <= 1        in the support-radius form
 //                                                                 SPlisHSPlasH uses, q = r/h
+//   viscosity  lap W = 45 / (pi h^6) (h - r)                      Mueller et al. 2003, eq. 22
+//   cohesion   C(r) = 32 / (pi h^9) { (h - r)^3 r^3               h/2 < r <= h     Akinci et al. 2013,
+//                                   { 2 (h - r)^3 r^3 - h^6/64    0 < r <= h/2     eq. 2
 // Each kernel integrates to 1 over its support (tests/unit/core/kernels_test).
+#include <stdint.h>
+
 #include "eddy/core/vec.h"
 
 namespace eddy {
@@ -24,6 +29,11 @@ struct Poly6 {
   float h2, k, kg;
   EDDY_HD_INLINE explicit Poly6(float h)
       : h2(h * h), k(315.0f / (64.0f * kPi * powf(h, 9.0f))), kg(-945.0f / (32.0f * kPi * powf(h, 9.0f))) {}
+  // Laplacian: -945 / (32 pi h^9) (h^2 - r^2)(3 h^2 - 7 r^2) (the colour field's curvature, Mueller et al. 2003).
+  EDDY_HD_INLINE float laplacian(float r2) const {
+    if (r2 >= h2) return 0.0f;
+    return kg * (h2 - r2) * (3.0f * h2 - 7.0f * r2);
+  }
   EDDY_HD_INLINE float W(float r2) const {
     if (r2 >= h2) return 0.0f;
     const float d = h2 - r2;
@@ -97,5 +107,61 @@ struct CubicSpline {
     return r * (kg * dwdq * inv_h / rl);
   }
 };
+
+// The Laplacian of Mueller et al.'s viscosity kernel, the only part of it
+// the viscosity force uses: positive everywhere inside the support, so
+// viscosity always damps relative motion.
+struct ViscosityLaplacian {
+  float h, k;
+  EDDY_HD_INLINE explicit ViscosityLaplacian(float h_) : h(h_), k(45.0f / (kPi * powf(h_, 6.0f))) {}
+  EDDY_HD_INLINE float operator()(float r) const { return r < h ? k * (h - r) : 0.0f; }
+};
+
+// Akinci et al. 2013's cohesion spline: repulsive below h/2, attractive
+// beyond, zero from h on.
+struct CohesionSpline {
+  float h, k, tail;
+  EDDY_HD_INLINE explicit CohesionSpline(float h_)
+      : h(h_), k(32.0f / (kPi * powf(h_, 9.0f))), tail(powf(h_, 6.0f) / 64.0f) {}
+  EDDY_HD_INLINE float operator()(float r) const {
+    if (r >= h || r <= 0.0f) return 0.0f;
+    const float a = (h - r) * r, a3 = a * a * a;
+    return 2.0f * r > h ? k * a3 : k * (2.0f * a3 - tail);
+  }
+};
+
+// Which kernels a solver uses for density and for gradients.
+enum class KernelPair : int32_t {
+  Poly6Spiky = 0,  // poly6 density, spiky gradient (Mueller et al. 2003)
+  CubicSpline = 1  // cubic spline for both: a consistent gradient
+};
+
+// The kernels of a pair, chosen at run time: density kernel W (poly6 or
+// cubic) and gradient kernel (spiky or cubic).
+struct PairKernels {
+  Poly6 poly6;
+  Spiky spiky;
+  CubicSpline cubic;
+  int kind;  // KernelPair
+  EDDY_HD_INLINE explicit PairKernels(float h, int k) : poly6(h), spiky(h), cubic(h), kind(k) {}
+  EDDY_HD_INLINE float W(float r2) const { return kind == 0 ? poly6.W(r2) : cubic.W(r2); }
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
+  // Density kernel value and gradient-kernel gradient at r, |r|^2 = r2.
+  EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
+    if (kind == 0) return {poly6.W(r2), spiky.grad(r)};
+    return cubic.eval(r, r2);
+  }
+};
+
+// The density kernel of a pair at |r|^2 = r2 (host code: calibration).
+double kernel_W(KernelPair k, float h, float r2);
+
+// Sums over a cubic lattice of spacing s around the origin, within h: the
+// calibration of a full neighbourhood.
+struct LatticeSums {
+  double w_sum;      // sum_j W(x_j), origin included
+  double grad2_sum;  // sum_{j != 0} |grad W(x_j)|^2
+};
+LatticeSums lattice_sums(float spacing, float h, KernelPair kernel);
 
 }  // namespace eddy

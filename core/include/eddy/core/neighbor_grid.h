@@ -146,6 +146,42 @@ struct Candidates {
   }
 };
 
+// Visits the grid particles (their sorted positions) in the 27 cells around
+// an outside point, through the dense cell table or by binary search.
+// Outside points clamp to the edge cells, which is monotone and so never
+// misses a neighbour (see cell_coord).
+struct CellWalker {
+  Vec3f origin;
+  float inv_h;
+  const uint32_t* table;  // dense table or null
+  int dims[3];
+  const uint64_t* cell_keys;
+  uint32_t ncells;
+  const uint32_t* cell_start;
+
+  template <class F>
+  EDDY_HD_INLINE void operator()(Vec3f qi, F&& f) const {
+    const int cx = int(cell_coord(qi.x, origin.x, inv_h)), cy = int(cell_coord(qi.y, origin.y, inv_h)),
+              cz = int(cell_coord(qi.z, origin.z, inv_h));
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int nx = cx + dx, ny = cy + dy, nz = cz + dz;
+          if (nx < 0 || ny < 0 || nz < 0) continue;
+          uint32_t id = kNoCell;
+          if (table) {
+            if (nx < dims[0] && ny < dims[1] && nz < dims[2]) id = table[(size_t(nz) * dims[1] + ny) * dims[0] + nx];
+          } else if (nx <= int(kMaxCoord) && ny <= int(kMaxCoord) && nz <= int(kMaxCoord)) {
+            const uint64_t nk = morton(uint32_t(nx), uint32_t(ny), uint32_t(nz));
+            const uint32_t at = lower_bound(cell_keys, ncells, nk);
+            if (at < ncells && cell_keys[at] == nk) id = at;
+          }
+          if (id == kNoCell) continue;
+          for (uint32_t p = cell_start[id], e = cell_start[id + 1]; p < e; ++p) f(p);
+        }
+  }
+};
+
 }  // namespace grid
 
 template <class Exec>
@@ -223,6 +259,8 @@ class NeighborGrid {
                          int(fminf(ext.z, float(grid::kMaxCoord))) + 1};
     const double dense_cells = double(dims[0]) * dims[1] * dims[2];
     const bool dense = dense_cells <= 4.0 * n + 65536.0;
+    for (int a = 0; a < 3; ++a) dims_[a] = dims[a];
+    dense_used_ = dense;
     uint32_t* table = nullptr;
     if (dense) {
       ensure(dense_, size_t(dense_cells));
@@ -323,6 +361,57 @@ class NeighborGrid {
     });
   }
 
+  // Neighbour lists of nq other points q (not the grid's own particles; e.g.
+  // fluid particles against a grid of boundary particles): for each q_i,
+  // every grid particle at x (the positions the grid was built on) within h,
+  // in the fixed order of find_neighbors. The lists replace the grid's own.
+  void find_neighbors_of(const Vec3f* x, const Vec3f* q, uint32_t nq) {
+    ensure(offsets_, nq + 1);
+    if (nq == 0 || n_ == 0) {
+      pairs_ = 0;
+      const uint32_t m = nq;
+      uint32_t* o = offsets_.data();
+      // No grid particles: every list is just its spare slot.
+      ex_.for_each(m + 1, [=] EDDY_HD(uint32_t i) { o[i] = i; });
+      if (indices_.size() < m) indices_.resize(m);
+      return;
+    }
+    const float h2 = h_ * h_, inv_h = 1.0f / h_;
+    const Vec3f o = origin_;
+    const uint32_t* order = order_.data();
+    const uint32_t* cell_start = cell_start_.data();
+    const uint64_t* cell_keys = cell_keys_.data();
+    const uint32_t* table = dense_used_ ? dense_.data() : nullptr;
+    const int d0 = dims_[0], d1 = dims_[1], d2 = dims_[2];
+    const uint32_t ncells = cells_, n = n_;
+    ensure(sorted_x_, n);
+    Vec3f* xs = sorted_x_.data();
+    ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
+    uint32_t* counts = offsets_.data();
+    const grid::CellWalker visit{o, inv_h, table, {d0, d1, d2}, cell_keys, ncells, cell_start};
+    ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
+      const Vec3f qi = q[i];
+      uint32_t c = 1;  // the spare slot
+      visit(qi, [&](uint32_t p) { c += length2(qi - xs[p]) < h2; });
+      counts[i] = c;
+    });
+    ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[nq] = 0; });
+    const uint32_t slots = ex_.exclusive_scan(counts, counts, nq + 1);
+    pairs_ = slots - nq;
+    if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);
+    const uint32_t* offsets = offsets_.data();
+    uint32_t* indices = indices_.data();
+    ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
+      const Vec3f qi = q[i];
+      uint32_t* out = indices + offsets[i];
+      uint32_t w = 0;
+      visit(qi, [&](uint32_t p) {
+        out[w] = order[p];
+        w += length2(qi - xs[p]) < h2;
+      });
+    });
+  }
+
   // Public: nvcc's extended lambdas need a public enclosing function.
   void zero_first_offset() {
     uint32_t* o = offsets_.data();
@@ -347,6 +436,8 @@ class NeighborGrid {
   const Exec& ex_;
   uint32_t n_ = 0, cells_ = 0, pairs_ = 0;
   int key_bits_ = 0;
+  int dims_[3] = {0, 0, 0};
+  bool dense_used_ = false;
   float h_ = 0;
   Vec3f origin_{0, 0, 0};
   Vec<uint64_t> keys_;

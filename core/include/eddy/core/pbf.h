@@ -9,14 +9,10 @@
 #include <vector>
 
 #include "eddy/core/collider.h"
+#include "eddy/core/kernels.h"
 #include "eddy/core/points.h"
 
 namespace eddy {
-
-enum class PbfKernel : int32_t {
-  Poly6Spiky = 0,  // poly6 density, spiky gradient: the paper's choice
-  CubicSpline = 1  // cubic spline for both: consistent gradient
-};
 
 struct PbfParams {
   float rest_density = 1000.0f;     // kg/m^3, water
@@ -25,7 +21,7 @@ struct PbfParams {
   // (tests/validation), it tracks the experiment within 5 % where poly6 with
   // spiky gradients runs 16 % ahead (its s_corr is four times stronger at the
   // nearest-neighbour distance, pushing the surface out).
-  PbfKernel kernel = PbfKernel::CubicSpline;
+  KernelPair kernel = KernelPair::CubicSpline;
   Vec3f gravity{0.0f, -9.81f, 0.0f};  // m/s^2
 
   // Jacobi iterations: a fixed count (min = max), or until the mean density

@@ -38,26 +38,10 @@ struct PbfConstants {
   float scorr_scale = 0;    // k / sum|grad C|^2, m^2
   float scorr_inv_wdq = 0;  // 1 / W(dq)
   float scorr_n = 4;
-  int kernel = 0;       // PbfKernel
+  int kernel = 0;       // KernelPair
   int wall_density = 1;
   int wall_samples = 0;     // wall table resolution
   float wall_inv_step = 0;  // samples per metre of wall distance
-};
-
-// Density kernel (poly6 or cubic) and gradient kernel (spiky or cubic).
-struct PbfKernels {
-  Poly6 poly6;
-  Spiky spiky;
-  CubicSpline cubic;
-  int kind;
-  EDDY_HD_INLINE explicit PbfKernels(float h, int k) : poly6(h), spiky(h), cubic(h), kind(k) {}
-  EDDY_HD_INLINE float W(float r2) const { return kind == 0 ? poly6.W(r2) : cubic.W(r2); }
-  EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
-  // Density kernel value and gradient-kernel gradient at r, |r|^2 = r2.
-  EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
-    if (kind == 0) return {poly6.W(r2), spiky.grad(r)};
-    return cubic.eval(r, r2);
-  }
 };
 
 // x^n for the s_corr exponent: repeated squaring when n is a small integer
@@ -115,13 +99,6 @@ struct PbfSpeedStats {
   }
 };
 
-// Sums over a cubic lattice of spacing s around the origin, within h: the
-// calibration of a full neighbourhood.
-struct LatticeSums {
-  double w_sum;      // sum_j W(x_j), origin included
-  double grad2_sum;  // sum_{j != 0} |grad W(x_j)|^2
-};
-LatticeSums pbf_lattice_sums(float spacing, float h, PbfKernel kernel);
 // The wall table for wall_lookup: samples (psi, dpsi, S) triples over d in
 // [0, h], calibrated so a lattice layer one radius (half a spacing) from a
 // wall is at rest density.
@@ -298,7 +275,7 @@ class PbfSolverT final : public PbfSolver {
   // x* => density, lambda (M&M eq. 1, 8-11); returns the compression error.
   PbfReduceStats compute_density(const Vec3f* xp, float t, bool with_lambda) {
     const PbfConstants c = c_;
-    const PbfKernels K(c.h, c.kernel);
+    const PairKernels K(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = c.wall_density ? ncoll_ : 0;
@@ -381,7 +358,7 @@ class PbfSolverT final : public PbfSolver {
   // lambda => dp_i = V0 sum_j (lambda_i + lambda_j + s_corr) grad W_ij + walls  (M&M eq. 12, 14)
   void compute_delta() {
     const PbfConstants c = c_;
-    const PbfKernels K(c.h, c.kernel);
+    const PairKernels K(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
     const Vec3f* xp = xp_.data();
     const float* lambda = lambda_.data();
@@ -471,7 +448,7 @@ class PbfSolverT final : public PbfSolver {
   // gathered from the neighbours' velocities of this step.
   void non_pressure_forces(float dt) {
     const PbfConstants c = c_;
-    const PbfKernels K(c.h, c.kernel);
+    const PairKernels K(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
     const Vec3f* xp = xp_.data();
     const Vec3f* v = v_.data();

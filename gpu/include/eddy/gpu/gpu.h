@@ -5,6 +5,7 @@
 #include <string>
 
 #include "eddy/core/pbf.h"
+#include "eddy/core/sph.h"
 
 namespace eddy::gpu {
 
@@ -18,5 +19,7 @@ std::string device_description();
 // The PBF step of core/pbf_solver.h on the CUDA executor. Throws eddy::Error
 // when built without CUDA or when no device is present.
 std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams& p);
+// The SPH step of core/sph_solver.h on the CUDA executor; same errors.
+std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams& p);
 
 }  // namespace eddy::gpu

@@ -35,6 +35,11 @@ class CookObserver {
   virtual void node_started(const std::string& node, int frame) {}
   virtual void node_progress(const std::string& node, int frame, double fraction, const std::string& message) {}
   virtual void node_info(const std::string& node, int frame, const std::string& message) {}
+  // Something the user should know: the node runs, but badly. Reported as
+  // an info line unless the observer shows warnings on their own.
+  virtual void node_warning(const std::string& node, int frame, const std::string& message) {
+    node_info(node, frame, "warning: " + message);
+  }
   virtual void node_finished(const std::string& node, int frame, double seconds, std::size_t bytes) {}
   virtual void node_cached(const std::string& node, int frame) {}
 };

@@ -76,6 +76,8 @@ class CookContext {
   void progress(double fraction, const std::string& message) const;
   // A line of the node's per-frame report (e.g. solver statistics).
   void info(const std::string& message) const;
+  // A warning: the node cooks, but the result may be poor or unstable.
+  void warn(const std::string& message) const;
   // Throws eddy::Cancelled when the cook has been cancelled.
   void check_cancel() const;
   int threads() const { return threads_; }

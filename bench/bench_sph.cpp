@@ -1,0 +1,126 @@
+// SPH benchmark on the reference dam break, against the figures measured
+// for SPlisHSPlasH 2.16 on this kind of machine (2 cores), see
+// ../shared/reference/solver-facts.md of the project's planning notes:
+//   WCSPH 108.5 ms per step (stiffness 5e4 Pa, exponent 7, dt 0.5 ms),
+//   DFSPH 126 ms per step (dt 1 ms, density error 0.05 %, divergence 0.1 %).
+// Scene: a cube of water of 39^3 = 59,319 particles (r = 0.0125 m) in a
+// 4 x 3 x 1.5 m box with boundary particles, gravity 9.81, fixed time steps.
+// The same stiffness: B = 5e4 Pa is c0 = sqrt(7 B / rho0) = 18.7 m/s.
+//
+// Also: neighbour pairs per second per core in the WCSPH density pass (one
+// published CPU figure: about 3.6e7), the time split by phase, and memory
+// per particle at 1M particles.
+//
+// Usage: eddy_bench_sph [--steps N] [--warmup N] [--threads N] [--skip-1m]
+#include <tbb/info.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "bench_scene.h"
+#include "eddy/core/sph.h"
+
+using namespace eddy;
+using namespace eddy::bench;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Run {
+  double ms_per_step = 0, iterations = 0, div_iterations = 0, mean_error = 0, max_error = 0, bytes = 0;
+  double pairs = 0, boundary_pairs = 0;
+  SphStageTimes t;
+  std::size_t n = 0, nb = 0;
+};
+
+Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int warmup, int threads) {
+  SphParams p;
+  p.method = method;
+  p.speed_of_sound = 18.7f;  // B = 5e4 Pa
+  p.viscosity = 0.001f;
+  auto s = make_sph_solver_cpu(p, threads);
+  s->set_colliders({box(tank)});
+  s->load(cube(n, r, vec3(0)));
+  Run out;
+  out.n = s->size();
+  out.nb = s->boundary_size();
+  for (int k = 0; k < warmup; ++k) s->step(dt, k * dt);
+  const auto t0 = Clock::now();
+  for (int k = 0; k < steps; ++k) {
+    const SphStepStats st = s->step(dt, (warmup + k) * dt);
+    const SphStageTimes tt = s->stage_times();
+    out.t.neighbors += tt.neighbors / steps;
+    out.t.density += tt.density / steps;
+    out.t.forces += tt.forces / steps;
+    out.t.pressure += tt.pressure / steps;
+    out.t.divergence += tt.divergence / steps;
+    out.t.integrate += tt.integrate / steps;
+    out.iterations += double(st.iterations) / steps;
+    out.div_iterations += double(st.divergence_iterations) / steps;
+    out.mean_error += st.mean_density_error / steps;
+    out.max_error = std::max(out.max_error, double(st.mean_density_error));
+    out.pairs += double(st.neighbor_pairs) / steps;
+    out.boundary_pairs += double(st.boundary_pairs) / steps;
+  }
+  out.ms_per_step = 1e3 * std::chrono::duration<double>(Clock::now() - t0).count() / steps;
+  out.bytes = double(s->memory_bytes());
+  return out;
+}
+
+void print(const char* name, const Run& a, double ref_ms, int cores) {
+  std::printf("  %-34s %10.1f %14.1f   -> %.2fx faster\n", (std::string(name) + " ms per step").c_str(),
+              a.ms_per_step, ref_ms, ref_ms / a.ms_per_step);
+  std::printf("    phases (ms): neighbours %.1f, density %.1f, forces %.1f, divergence %.1f, pressure %.1f, "
+              "integrate %.1f\n",
+              1e3 * a.t.neighbors, 1e3 * a.t.density, 1e3 * a.t.forces, 1e3 * a.t.divergence, 1e3 * a.t.pressure,
+              1e3 * a.t.integrate);
+  std::printf("    %zu particles, %zu boundary particles, %.1f fluid and %.1f boundary neighbours per particle\n", a.n,
+              a.nb, a.pairs / a.n, a.boundary_pairs / a.n);
+  if (a.iterations > 0)
+    std::printf("    %.2f pressure / %.2f divergence iterations, mean density error %.4f %% (worst step %.4f %%)\n",
+                a.iterations, a.div_iterations, a.mean_error, a.max_error);
+  // The density pass visits every fluid and boundary pair once.
+  const double per_core = (a.pairs + a.boundary_pairs) / a.t.density / cores;
+  std::printf("    density pass: %.3g neighbour pairs per second per core (published CPU WCSPH figure: 3.6e7)\n",
+              per_core);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 100, warmup = 100, threads = 0;
+  bool big = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--skip-1m")) big = false;
+    else {
+      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N] [--skip-1m]\n", argv[0]);
+      return 2;
+    }
+  }
+  const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
+  const double rss0 = peak_rss_bytes();
+  std::printf("SPH dam break, 39^3 = 59,319 particles, r = 0.0125 m, 4 x 3 x 1.5 m box, boundary particles, "
+              "%d cores (%d steps after %d warm-up steps)\n", cores, steps, warmup);
+  std::printf("  %-34s %10s %14s\n", "", "Eddy", "SPlisHSPlasH");
+  const Run w = run(SphMethod::Wcsph, 39, 0.0125f, vec3(4, 3, 1.5f), 5e-4f, steps, warmup, threads);
+  print("WCSPH (dt 0.5 ms, B 5e4 Pa)", w, 108.5, cores);
+  const Run d = run(SphMethod::Dfsph, 39, 0.0125f, vec3(4, 3, 1.5f), 1e-3f, steps, warmup / 2, threads);
+  print("DFSPH (dt 1 ms, 0.05 % / 0.1 %)", d, 126.0, cores);
+  std::printf("  solver memory: %.0f bytes per particle (WCSPH), %.0f (DFSPH)\n", w.bytes / w.n, d.bytes / d.n);
+  if (big) {
+    std::printf("\n1M particles (100^3 block, r = 0.01 m, in a 4 x 3 x 2 m box), DFSPH, 5 steps after 2 warm-up\n");
+    const Run b = run(SphMethod::Dfsph, 100, 0.01f, vec3(4, 3, 2), 1e-3f, 5, 2, threads);
+    std::printf("  ms per step %.1f, %.2f pressure / %.2f divergence iterations\n", b.ms_per_step, b.iterations,
+                b.div_iterations);
+    std::printf("  solver memory: %.0f bytes per particle (with %zu boundary particles); process peak RSS %.0f bytes "
+                "per particle\n",
+                b.bytes / b.n, b.nb, (peak_rss_bytes() - rss0) / b.n);
+  }
+  return 0;
+}

@@ -1,0 +1,270 @@
+// Backend-independent parts of the SPH solver: parameter checks, constants
+// calibrated on a full lattice neighbourhood, the speed estimate behind the
+// default speed of sound, warnings, and the frame driver with its adaptive
+// time step and instability checks.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "eddy/core/error.h"
+#include "eddy/core/kernels.h"
+#include "eddy/core/sph_solver.h"
+
+namespace eddy {
+
+namespace {
+void require(bool ok, const char* name, const std::string& what) {
+  if (!ok) throw Error(std::string("SPH parameter '") + name + "': " + what);
+}
+}  // namespace
+
+void validate(const SphParams& p) {
+  require(p.rest_density > 0, "rest_density", "must be > 0 kg/m^3");
+  require(p.kernel_scale >= 1.5f && p.kernel_scale <= 4.0f, "kernel_scale", "must be in [1.5, 4] particle spacings");
+  require(p.speed_of_sound >= 0, "speed_of_sound", "must be >= 0 m/s (0: automatic)");
+  require(p.expected_speed >= 0, "expected_speed", "must be >= 0 m/s (0: estimated)");
+  require(p.gamma >= 1 && p.gamma <= 10, "gamma", "must be in [1, 10]");
+  require(p.max_density_error > 0, "max_density_error", "must be > 0 %");
+  require(p.max_divergence_error > 0, "max_divergence_error", "must be > 0 %");
+  require(p.min_iterations >= 0, "min_iterations", "must be >= 0");
+  require(p.max_iterations >= std::max(1, p.min_iterations), "max_iterations", "must be >= 1 and >= min_iterations");
+  require(p.max_iterations <= 10000, "max_iterations", "must be <= 10000");
+  require(p.viscosity >= 0, "viscosity", "must be >= 0 Pa s");
+  require(p.xsph >= 0 && p.xsph <= 1, "xsph", "must be in [0, 1]");
+  require(p.boundary_spacing >= 0.25f && p.boundary_spacing <= 2.0f, "boundary_spacing",
+          "must be in [0.25, 2] particle spacings");
+  require(p.wall_stiffness > 0, "wall_stiffness", "must be > 0");
+  require(p.wall_damping >= 0, "wall_damping", "must be >= 0");
+  require(p.tension >= 0, "tension", "must be >= 0");
+  require(p.color_threshold >= 0 && p.color_threshold < 1, "color_threshold", "must be in [0, 1)");
+  require(p.cfl > 0 && p.cfl <= 2, "cfl", "must be in (0, 2] particle diameters");
+  require(p.max_dt > 0, "max_dt", "must be > 0 s");
+  require(p.min_dt > 0 && p.min_dt <= p.max_dt, "min_dt", "must be in (0, max_dt] s");
+  require(p.reorder_interval >= 0, "reorder_interval", "must be >= 0");
+  require(p.max_cfl > 0, "max_cfl", "must be > 0");
+}
+
+float sph_surface_gradient(float s, float h) {
+  // Lattice points of the half-space y <= 0 around the origin particle.
+  const Poly6 W(h);
+  const int m = int(std::ceil(h / s));
+  double wsum = 0, gy = 0;
+  for (int i = -m; i <= m; ++i)
+    for (int j = -m; j <= m; ++j)
+      for (int k = -m; k <= m; ++k) {
+        const Vec3f r = vec3(float(i) * s, float(j) * s, float(k) * s);
+        wsum += W.W(length2(r));
+        if (j > 0) continue;  // the half-space below and the origin's own layer
+        gy += W.grad(vec3(0.0f) - r).y;
+      }
+  return float(std::fabs(gy) / wsum);  // volumes 1 / sum W
+}
+
+float sph_boundary_depth(float s, float h, float boundary_spacing, KernelPair kernel) {
+  const PairKernels W(h, int(kernel));
+  const int m = int(std::ceil(h / s)) + 1;
+  // What the wall must stand for: the lattice's share beyond a wall half a
+  // spacing (one radius) below a particle, as a fraction of a full neighbourhood.
+  double full = 0, beyond = 0;
+  for (int i = -m; i <= m; ++i)
+    for (int j = -m; j <= m; ++j)
+      for (int k = -m; k <= m; ++k) {
+        const double w = W.W(float((i * i + j * j + k * k) * double(s) * s));
+        full += w;
+        if (k < 0) beyond += w;
+      }
+  const double target = beyond / full;
+  // What one layer of boundary particles at spacing sb, with Akinci's
+  // volumes 1 / sum_k W_bk, gives a particle at height z above it, averaged
+  // over where the particle sits above the layer's cells.
+  const float sb = boundary_spacing * s;
+  const int mb = int(std::ceil(h / sb)) + 1;
+  double delta = 0;  // sum_k W_bk within the layer
+  for (int i = -mb; i <= mb; ++i)
+    for (int j = -mb; j <= mb; ++j) delta += W.W(float((i * i + j * j) * double(sb) * sb));
+  auto share = [&](double z) {
+    const int offsets = 4;
+    double got = 0;
+    for (int oi = 0; oi < offsets; ++oi)
+      for (int oj = 0; oj < offsets; ++oj) {
+        const double ox = sb * (oi + 0.5) / offsets, oy = sb * (oj + 0.5) / offsets;
+        for (int i = -mb; i <= mb; ++i)
+          for (int j = -mb; j <= mb; ++j) {
+            const double dx = i * sb - ox, dy = j * sb - oy;
+            got += W.W(float(dx * dx + dy * dy + z * z));
+          }
+      }
+    return got / (offsets * offsets * delta);
+  };
+  // The share falls with height: bisect for the height that gives the target.
+  double lo = 0.5 * s, hi = h;
+  if (share(lo) <= target) return 0.0f;
+  for (int it = 0; it < 50; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (share(mid) > target ? lo : hi) = mid;
+  }
+  return float(0.5 * (lo + hi) - 0.5 * s);
+}
+
+SphConstants sph_constants(const SphParams& p, float radius, float c0) {
+  SphConstants c;
+  c.r = radius;
+  const float spacing = 2.0f * radius;
+  c.h = p.kernel_scale * spacing;
+  const LatticeSums ls = lattice_sums(spacing, c.h, p.kernel);
+  c.kernel = int(p.kernel);
+  // A particle inside a lattice of spacing 2r is at rest density exactly.
+  c.mass = float(p.rest_density / ls.w_sum);
+  c.rho0 = p.rest_density;
+  c.inv_rho0 = 1.0f / p.rest_density;
+  c.volume0 = float(1.0 / ls.w_sum);
+  c.c0 = c0;
+  c.gamma = p.gamma;
+  c.B = p.rest_density * c0 * c0 / p.gamma;
+  c.clamp = p.clamp_negative_pressure ? 1 : 0;
+  c.boundary_weight = p.boundary_spacing * p.boundary_spacing;
+  c.boundary_depth = sph_boundary_depth(spacing, c.h, p.boundary_spacing, p.kernel);
+  c.mu = p.viscosity;
+  c.walls = int(p.walls);
+  c.spring_k = p.wall_stiffness * (c0 / radius) * (c0 / radius);
+  c.spring_c = 2.0f * p.wall_damping * std::sqrt(c.spring_k);
+  c.tension_model = int(p.surface_tension);
+  c.tension = p.surface_tension == SurfaceTension::None ? 0.0f : p.tension;
+  c.color_threshold = p.color_threshold * sph_surface_gradient(spacing, c.h);
+  c.xsph = p.xsph;
+  const float full = p.kernel_scale / 2.0f;
+  c.min_neighbors = 20.0f * full * full * full;
+  return c;
+}
+
+float sph_estimate_speed(const Points& pts, const std::vector<Collider>& colliders, Vec3f gravity) {
+  float v0 = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i) v0 = std::max(v0, length(pts.v()[i]));
+  const float g = length(gravity);
+  if (pts.size() == 0 || g == 0) return v0;
+  const Vec3f up = gravity * (-1.0f / g);
+  float lo = 3e38f, hi = -3e38f;
+  Vec3f lowest = pts.P()[0];
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const float y = dot(pts.P()[i], up);
+    if (y < lo) {
+      lo = y;
+      lowest = pts.P()[i];
+    }
+    hi = std::max(hi, y);
+  }
+  // The drop below the lowest particle: its distance to the nearest collider.
+  float drop = 0;
+  if (!colliders.empty()) {
+    drop = 3e38f;
+    for (const auto& c : colliders) drop = std::min(drop, collider_sdf(c, lowest, 0.0f).distance);
+    drop = std::max(drop, 0.0f);
+  }
+  return v0 + std::sqrt(2.0f * g * (hi - lo + drop));
+}
+
+bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const Collider &x = a[k], &y = b[k];
+    const bool same = x.type == y.type && x.inside == y.inside && x.center == y.center && x.rotation.r0 == y.rotation.r0 &&
+                      x.rotation.r1 == y.rotation.r1 && x.rotation.r2 == y.rotation.r2 && x.size == y.size &&
+                      x.velocity == y.velocity && x.friction == y.friction && x.restitution == y.restitution &&
+                      x.grid == y.grid && x.grid_dims[0] == y.grid_dims[0] && x.grid_dims[1] == y.grid_dims[1] &&
+                      x.grid_dims[2] == y.grid_dims[2] && x.grid_origin == y.grid_origin && x.grid_dx == y.grid_dx;
+    if (!same) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> sph_warnings(const SphSolver& s, float fixed_dt) {
+  std::vector<std::string> out;
+  const SphParams& p = s.params();
+  if (p.method != SphMethod::Wcsph) return out;
+  const float c0 = s.speed_of_sound(), v = s.expected_speed();
+  if (v > 0 && c0 < 10.0f * v) {
+    std::ostringstream m;
+    m.precision(3);
+    const float mach = v / c0;
+    m << "speed of sound c0 = " << c0 << " m/s is below ten times the expected speed " << v
+      << " m/s (Mach " << mach << "; density varies by about Mach^2, over 1 % above Mach 0.1): the liquid will "
+      << "compress visibly and may become unstable; raise speed_of_sound (0 picks " << 10.0f * v << " m/s)";
+    out.push_back(m.str());
+  }
+  // The acoustic condition: a sound wave crosses at most 0.4 particle diameters per step.
+  const float acoustic = 0.4f * 2.0f * s.particle_radius() / (c0 + v);
+  if (fixed_dt > acoustic) {
+    std::ostringstream m;
+    m.precision(3);
+    m << "time step " << fixed_dt << " s exceeds the acoustic limit " << acoustic << " s for c0 = " << c0
+      << " m/s (0.4 particle diameters per step): expect the simulation to become unstable";
+    out.push_back(m.str());
+  }
+  return out;
+}
+
+SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt, float fixed_dt, int frame,
+                                const SphStepProgress& progress) {
+  SphFrameStats f;
+  const SphParams& p = solver.params();
+  double done = 0;
+  int equal_steps = 0;
+  if (fixed_dt > 0) equal_steps = std::max(1, int(std::ceil(frame_dt / double(fixed_dt) - 1e-6)));
+  double iter_sum = 0, div_sum = 0, err_sum = 0;
+  f.min_dt = 3e38f;
+  while (done < frame_dt * (1 - 1e-9)) {
+    double dt;
+    if (equal_steps) {
+      dt = frame_dt / equal_steps;
+    } else {
+      dt = solver.suggest_dt();
+      const double left = frame_dt - done;
+      // Land on the frame without a sliver of a last step.
+      if (dt >= left) dt = left;
+      else if (dt > 0.5 * left) dt = 0.5 * left;
+    }
+    const int step = f.steps + 1;
+    if (!(dt >= p.min_dt) && dt < frame_dt - done) {
+      std::ostringstream m;
+      m << "simulation became unstable at frame " << frame << " (step " << step << "): the time step fell to " << dt
+        << " s, below min_dt = " << p.min_dt << " s (max speed " << solver.max_speed() << " m/s)";
+      throw Error(m.str());
+    }
+    const SphStepStats st = solver.step(float(dt), float(time + done));
+    done += dt;
+    if (st.nonfinite > 0) {
+      std::ostringstream m;
+      m << "simulation became unstable at frame " << frame << " (step " << step << "): " << st.nonfinite
+        << " particle(s) with a non-finite position or velocity";
+      throw Error(m.str());
+    }
+    const float cfl = st.max_speed * float(dt) / (2.0f * solver.particle_radius());
+    if (cfl > p.max_cfl) {
+      std::ostringstream m;
+      m << "simulation became unstable at frame " << frame << " (step " << step << "): max speed " << st.max_speed
+        << " m/s moves particles " << cfl << " diameters per step, beyond the CFL bound max_cfl = " << p.max_cfl
+        << "; check the forces, the speed of sound or the time step";
+      throw Error(m.str());
+    }
+    f.steps = step;
+    f.min_dt = std::min(f.min_dt, float(dt));
+    f.max_dt = std::max(f.max_dt, float(dt));
+    iter_sum += st.iterations;
+    div_sum += st.divergence_iterations;
+    err_sum += st.mean_density_error;
+    f.max_density_error = std::max(f.max_density_error, st.max_density_error);
+    f.max_speed = std::max(f.max_speed, st.max_speed);
+    f.projected += st.projected;
+    if (progress) progress(step, done / frame_dt, st);
+  }
+  if (f.steps) {
+    f.mean_iterations = float(iter_sum / f.steps);
+    f.mean_divergence_iterations = float(div_sum / f.steps);
+    f.mean_density_error = float(err_sum / f.steps);
+  } else {
+    f.min_dt = 0;
+  }
+  return f;
+}
+
+}  // namespace eddy
