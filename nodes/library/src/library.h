@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
 #include "eddy/surfacing/volume.h"
@@ -24,6 +25,15 @@ std::vector<std::string> split_names(const std::string& s);
 // The check shared by every writer: a path, and a frame token when several
 // frames are cooked (or each frame would overwrite the last).
 void check_output_pattern(const std::string& path, const CheckContext& c, const char* example);
+
+// The solver nodes (solver_nodes.cpp). The particles a stateful solver
+// continues from: its own output at frame - 1, or at the start frame its
+// input with an `id` added when missing; throws when they have no radius.
+std::shared_ptr<const Points> solver_start(const CookContext& ctx);
+// Every collider linked into the `colliders` input.
+std::vector<Collider> input_colliders(const CookContext& ctx);
+// A hash of every parameter: a change restarts the simulation.
+uint64_t params_signature(const CookContext& ctx);
 
 void register_emitters(Registry& r);
 void register_colliders(Registry& r);

@@ -51,12 +51,6 @@ SphParams read_params(const CookContext& c) {
   return p;
 }
 
-uint64_t params_hash(const CookContext& c) {
-  Hasher h;
-  for (const auto& [k, v] : c.params()) h.str(k).str(to_display(v));
-  return h.h;
-}
-
 class SphNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
@@ -73,29 +67,9 @@ class SphNode final : public Node {
   void cook_frame(CookContext& ctx) {
     const SphParams p = read_params(ctx);
     const float fixed_dt = float(ctx.param_float("time_step"));
-    const uint64_t sig = params_hash(ctx);
-    std::shared_ptr<const Points> from;
-    if (const Outputs* prev = ctx.previous()) {
-      from = prev->at("particles").as<Points>();
-    } else {
-      from = ctx.input<Points>("particles");
-      // The solver reorders particles in memory; an `id` keeps them trackable.
-      if (!from->has("id")) {
-        auto with_id = std::make_shared<Points>(*from);
-        with_id->add("id", AttribType::Int);
-        int32_t* id = with_id->get_int("id");
-        for (std::size_t i = 0; i < with_id->size(); ++i) id[i] = static_cast<int32_t>(i);
-        from = with_id;
-      }
-    }
-    if (!(from->radius > 0))
-      throw Error("input 'particles' carries no particle radius; emit them with FluidBox (or set their radius)");
-
-    std::vector<Collider> colliders;
-    for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
-      const auto c = ctx.input<Colliders>("colliders", k);
-      colliders.insert(colliders.end(), c->shapes.begin(), c->shapes.end());
-    }
+    const uint64_t sig = params_signature(ctx);
+    const std::shared_ptr<const Points> from = solver_start(ctx);
+    const std::vector<Collider> colliders = input_colliders(ctx);
     const bool fresh = !solver_ || sig != params_sig_ || from != last_;
     if (fresh) {
       solver_ = ctx.param_string("device") == "cuda" ? gpu::make_sph_solver_cuda(p)

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "eddy/core/solver_buffers.h"
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
 #include "eddy/core/kernels.h"
@@ -76,15 +77,6 @@ EDDY_HD_INLINE WallSample wall_lookup(const float* table, const PbfConstants& c,
   return {a[0] * (1 - t) + a[3] * t, a[1] * (1 - t) + a[4] * t, a[2] * (1 - t) + a[5] * t};
 }
 
-// Carried attribute: raw 4-byte words, `comps` per particle.
-template <class Exec>
-struct PbfCarried {
-  std::string name;
-  AttribType type;
-  int comps;
-  typename Exec::template Vector<uint32_t> words;
-};
-
 struct PbfReduceStats {
   float err_sum, err_max;
   EDDY_HD_INLINE PbfReduceStats operator+(const PbfReduceStats& o) const {
@@ -132,17 +124,7 @@ class PbfSolverT final : public PbfSolver {
     for (uint32_t i = 0; i < n_; ++i) max_speed_ = std::max(max_speed_, length(pts.v()[i]));
     for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_dp_, &tmp3_}) buf->resize(n_);
     for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
-    carried_.clear();
-    std::vector<uint32_t> words;
-    for (const auto& a : pts.attributes()) {
-      if (a.name == "P" || a.name == "v" || a.name == "density") continue;
-      PbfCarried<Exec> c{a.name, a.type, a.type == AttribType::Vec3 ? 3 : 1, {}};
-      words.resize(size_t(n_) * c.comps);
-      if (n_) std::memcpy(words.data(), pts.data(a), words.size() * 4);
-      ex_.upload(c.words, words.data(), words.size());
-      carried_.push_back(std::move(c));
-    }
-    tmpw_.resize(n_ * 3u);
+    carried_.load(ex_, pts, {"density"});
     steps_ = 0;
     // Density of the loaded state, so store() right after load() is meaningful.
     if (n_) {
@@ -153,17 +135,8 @@ class PbfSolverT final : public PbfSolver {
   }
 
   void set_colliders(const std::vector<Collider>& cs) override {
-    ncoll_ = static_cast<uint32_t>(cs.size());
-    // Sampled grids live with the caller; copy them to this executor's memory.
-    std::vector<Collider> local = cs;
-    grids_.resize(cs.size());
-    for (std::size_t k = 0; k < cs.size(); ++k) {
-      if (cs[k].type != ShapeType::Grid) continue;
-      const std::size_t n = std::size_t(cs[k].grid_dims[0]) * cs[k].grid_dims[1] * cs[k].grid_dims[2];
-      ex_.upload(grids_[k], cs[k].grid, n);
-      local[k].grid = grids_[k].data();
-    }
-    ex_.upload(colliders_, local.data(), local.size());
+    colliders_.upload(ex_, cs);
+    ncoll_ = colliders_.size();
   }
 
   void store(Points& out) const override {
@@ -171,13 +144,7 @@ class PbfSolverT final : public PbfSolver {
     out.radius = c_.r;
     ex_.download(x_, out.P(), n_);
     ex_.download(v_, out.v(), n_);
-    std::vector<uint32_t> words;
-    for (const auto& c : carried_) {
-      out.add(c.name, c.type);
-      words.resize(size_t(n_) * c.comps);
-      ex_.download(c.words, words.data(), words.size());
-      if (n_) std::memcpy(out.data(*out.find(c.name)), words.data(), words.size() * 4);
-    }
+    carried_.store(ex_, out);
     out.add("density", AttribType::Float);
     ex_.download(density_, out.get_float("density"), n_);
   }
@@ -185,8 +152,8 @@ class PbfSolverT final : public PbfSolver {
   std::size_t memory_bytes() const override {
     size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
                 wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) +
-               (lambda_.size() + density_.size() + tmp1_.size() + tmpw_.size()) * 4;
-    for (const auto& c : carried_) b += c.words.size() * 4;
+               (lambda_.size() + density_.size() + tmp1_.size()) * 4;
+    b += carried_.bytes();
     return b + grid_.memory_bytes();
   }
 
@@ -244,16 +211,7 @@ class PbfSolverT final : public PbfSolver {
       ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { dst[k] = src[order[k]]; });
       std::swap(*buf, tmp3_);
     }
-    for (auto& c : carried_) {
-      if (tmpw_.size() < c.words.size()) tmpw_.resize(c.words.size());
-      const uint32_t* src = c.words.data();
-      uint32_t* dst = tmpw_.data();
-      const int m = c.comps;
-      ex_.for_each(n_, [=] EDDY_HD(uint32_t k) {
-        for (int q = 0; q < m; ++q) dst[size_t(k) * m + q] = src[size_t(order[k]) * m + q];
-      });
-      std::swap(c.words, tmpw_);
-    }
+    carried_.permute(ex_, order, n_);
   }
 
   // Jacobi iterations until the mean density error target, within
@@ -518,11 +476,9 @@ class PbfSolverT final : public PbfSolver {
   uint64_t steps_ = 0;
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<float> lambda_, density_, tmp1_;
-  Vec<uint32_t> tmpw_;
-  Vec<Collider> colliders_;
-  std::vector<Vec<float>> grids_;  // sampled collider grids, one per collider (empty unless Grid)
+  DeviceColliders<Exec> colliders_;
   Vec<float> wall_table_;
-  std::vector<PbfCarried<Exec>> carried_;
+  CarriedAttributes<Exec> carried_;
   PbfStageTimes times_;
 };
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "eddy/core/boundary.h"
+#include "eddy/core/solver_buffers.h"
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
 #include "eddy/core/kernels.h"
@@ -88,15 +89,6 @@ float sph_surface_gradient(float spacing, float h);
 float sph_estimate_speed(const Points& pts, const std::vector<Collider>& colliders, Vec3f gravity);
 bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>& b);
 
-// Carried attribute: raw 4-byte words, `comps` per particle.
-template <class Exec>
-struct SphCarried {
-  std::string name;
-  AttribType type;
-  int comps;
-  typename Exec::template Vector<uint32_t> words;
-};
-
 template <class Exec>
 class SphSolverT final : public SphSolver {
  public:
@@ -133,17 +125,8 @@ class SphSolverT final : public SphSolver {
     zero(kappa_);
     zero(kappa_v_);
     zero(pressure_);
-    carried_.clear();
-    std::vector<uint32_t> words;
-    for (const auto& a : pts.attributes()) {
-      if (a.name == "P" || a.name == "v" || a.name == "density" || a.name == "pressure") continue;
-      SphCarried<Exec> c{a.name, a.type, a.type == AttribType::Vec3 ? 3 : 1, {}};
-      words.resize(size_t(n_) * c.comps);
-      if (n_) std::memcpy(words.data(), pts.data(a), words.size() * 4);
-      ex_.upload(c.words, words.data(), words.size());
-      carried_.push_back(std::move(c));
-    }
-    tmpw_.resize(size_t(n_) * 3);
+    carried_.load(ex_, pts, {"density", "pressure"});
+    tmpf_.resize(n_);
     steps_ = 0;
     // The region boundary particles must cover: the particles, grown by
     // their own extent (room to splash), and every finite collider.
@@ -164,16 +147,8 @@ class SphSolverT final : public SphSolver {
   void set_colliders(const std::vector<Collider>& cs) override {
     if (same_colliders(cs, colliders_host_) && !colliders_host_.empty()) return;
     colliders_host_ = cs;
-    ncoll_ = static_cast<uint32_t>(cs.size());
-    std::vector<Collider> local = cs;
-    grids_.resize(cs.size());
-    for (std::size_t k = 0; k < cs.size(); ++k) {
-      if (cs[k].type != ShapeType::Grid) continue;
-      const std::size_t n = std::size_t(cs[k].grid_dims[0]) * cs[k].grid_dims[1] * cs[k].grid_dims[2];
-      ex_.upload(grids_[k], cs[k].grid, n);
-      local[k].grid = grids_[k].data();
-    }
-    ex_.upload(colliders_, local.data(), local.size());
+    colliders_.upload(ex_, cs);
+    ncoll_ = colliders_.size();
     moving_ = false;
     for (const auto& c : cs) moving_ |= length2(c.velocity) > 0.0f;
     boundary_dirty_ = true;
@@ -184,13 +159,7 @@ class SphSolverT final : public SphSolver {
     out.radius = c_.r;
     ex_.download(x_, out.P(), n_);
     ex_.download(v_, out.v(), n_);
-    std::vector<uint32_t> words;
-    for (const auto& c : carried_) {
-      out.add(c.name, c.type);
-      words.resize(size_t(n_) * c.comps);
-      ex_.download(c.words, words.data(), words.size());
-      if (n_) std::memcpy(out.data(*out.find(c.name)), words.data(), words.size() * 4);
-    }
+    carried_.store(ex_, out);
     out.add("density", AttribType::Float);
     ex_.download(density_, out.get_float("density"), n_);
     float* rho = out.get_float("density");
@@ -203,8 +172,8 @@ class SphSolverT final : public SphSolver {
     size_t b = (x_.size() + v_.size() + a_.size() + normal_.size() + tmp3_.size() + bx_.size() + blocal_.size()) *
                    sizeof(Vec3f) +
                (density_.size() + pressure_.size() + alpha_.size() + kappa_.size() + kappa_v_.size() +
-                residual_.size() + lap_.size() + tmpw_.size() + bpsi_.size() + bcol_.size()) * 4;
-    for (const auto& c : carried_) b += c.words.size() * 4;
+                residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4;
+    b += carried_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
 
@@ -331,16 +300,7 @@ class SphSolverT final : public SphSolver {
     const uint32_t* order = grid_.sorted_order();
     for (Vec<Vec3f>* buf : {&x_, &v_}) permute(*buf, order);
     for (Vec<float>* buf : {&kappa_, &kappa_v_, &pressure_}) permute(*buf, order);
-    for (auto& c : carried_) {
-      if (tmpw_.size() < c.words.size()) tmpw_.resize(c.words.size());
-      const uint32_t* src = c.words.data();
-      uint32_t* dst = tmpw_.data();
-      const int m = c.comps;
-      ex_.for_each(n_, [=] EDDY_HD(uint32_t k) {
-        for (int q = 0; q < m; ++q) dst[size_t(k) * m + q] = src[size_t(order[k]) * m + q];
-      });
-      std::swap(c.words, tmpw_);
-    }
+    carried_.permute(ex_, order, n_);
   }
   void permute(Vec<Vec3f>& buf, const uint32_t* order) {
     const Vec3f* src = buf.data();
@@ -349,7 +309,7 @@ class SphSolverT final : public SphSolver {
     std::swap(buf, tmp3_);
   }
   void permute(Vec<float>& buf, const uint32_t* order) {
-    float* tmp = reinterpret_cast<float*>(tmpw_.data());
+    float* tmp = tmpf_.data();
     const float* src = buf.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { tmp[k] = src[order[k]]; });
     float* dst = buf.data();
@@ -677,7 +637,7 @@ class SphSolverT final : public SphSolver {
     SphErrorStats e = compute_residual(dt, density, !density);
     iters = 0;
     float* tot = total.data();
-    float* k = tmp_kappa();
+    float* k = tmpf_.data();
     const float* res = residual_.data();
     const float* alpha = alpha_.data();
     const float inv_dt2 = 1.0f / (dt * dt);
@@ -784,10 +744,6 @@ class SphSolverT final : public SphSolver {
 
  private:
   static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-  float* tmp_kappa() {
-    if (tmpw_.size() < n_) tmpw_.resize(n_);
-    return reinterpret_cast<float*>(tmpw_.data());
-  }
 
   Exec ex_;
   NeighborGrid<Exec> grid_, bgrid_;
@@ -799,14 +755,13 @@ class SphSolverT final : public SphSolver {
   Bounds3 domain_ = empty_bounds();
   Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
   Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
-  Vec<uint32_t> tmpw_;
+  Vec<float> tmpf_;  // scratch: a permuted float attribute, the solvers' per-iteration stiffness
   Vec<Vec3f> bx_, blocal_;
   Vec<float> bpsi_;
   Vec<uint32_t> bcol_;
-  Vec<Collider> colliders_;
+  DeviceColliders<Exec> colliders_;
   std::vector<Collider> colliders_host_;
-  std::vector<Vec<float>> grids_;
-  std::vector<SphCarried<Exec>> carried_;
+  CarriedAttributes<Exec> carried_;
   SphStageTimes times_;
 };
 

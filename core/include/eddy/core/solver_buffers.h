@@ -1,0 +1,111 @@
+#pragma once
+// What every solver template (PBF, SPH) keeps in its executor's memory
+// besides its own state:
+//   CarriedAttributes  the attributes it carries for its particles without
+//                      reading them (id, colour, age, ...): raw 4-byte words,
+//                      kept aligned through the Z-order reordering and
+//                      written back on store;
+//   DeviceColliders    the colliders, with copies of sampled grids (whose
+//                      owners may free them after the frame).
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eddy/core/collider.h"
+#include "eddy/core/points.h"
+
+namespace eddy {
+
+template <class Exec>
+class CarriedAttributes {
+ public:
+  template <class T>
+  using Vec = typename Exec::template Vector<T>;
+
+  // Every attribute of pts except P, v and those named in `skip` (the
+  // solver's own outputs).
+  void load(const Exec& ex, const Points& pts, std::initializer_list<std::string_view> skip) {
+    attrs_.clear();
+    const std::size_t n = pts.size();
+    std::vector<uint32_t> words;
+    for (const auto& a : pts.attributes()) {
+      bool skipped = a.name == "P" || a.name == "v";
+      for (std::string_view s : skip) skipped |= a.name == s;
+      if (skipped) continue;
+      Attr c{a.name, a.type, a.type == AttribType::Vec3 ? 3 : 1, {}};
+      words.resize(n * c.comps);
+      if (n) std::memcpy(words.data(), pts.data(a), words.size() * 4);
+      ex.upload(c.words, words.data(), words.size());
+      attrs_.push_back(std::move(c));
+    }
+  }
+
+  // Adds each carried attribute to `out` (which holds n points).
+  void store(const Exec& ex, Points& out) const {
+    std::vector<uint32_t> words;
+    for (const auto& c : attrs_) {
+      out.add(c.name, c.type);
+      words.resize(out.size() * c.comps);
+      ex.download(c.words, words.data(), words.size());
+      if (!words.empty()) std::memcpy(out.data(*out.find(c.name)), words.data(), words.size() * 4);
+    }
+  }
+
+  // Particle k takes the values of particle order[k] (n particles).
+  void permute(const Exec& ex, const uint32_t* order, uint32_t n) {
+    for (auto& c : attrs_) {
+      if (scratch_.size() < c.words.size()) scratch_.resize(c.words.size());
+      const uint32_t* src = c.words.data();
+      uint32_t* dst = scratch_.data();
+      const int m = c.comps;
+      ex.for_each(n, [=] EDDY_HD(uint32_t k) {
+        for (int q = 0; q < m; ++q) dst[size_t(k) * m + q] = src[size_t(order[k]) * m + q];
+      });
+      std::swap(c.words, scratch_);
+    }
+  }
+
+  std::size_t bytes() const {
+    std::size_t b = scratch_.size() * 4;
+    for (const auto& c : attrs_) b += c.words.size() * 4;
+    return b;
+  }
+
+ private:
+  struct Attr {
+    std::string name;
+    AttribType type;
+    int comps;
+    Vec<uint32_t> words;
+  };
+  std::vector<Attr> attrs_;
+  Vec<uint32_t> scratch_;
+};
+
+template <class Exec>
+class DeviceColliders {
+ public:
+  void upload(const Exec& ex, const std::vector<Collider>& cs) {
+    std::vector<Collider> local = cs;
+    grids_.resize(cs.size());
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      if (cs[k].type != ShapeType::Grid) continue;
+      const std::size_t n = std::size_t(cs[k].grid_dims[0]) * cs[k].grid_dims[1] * cs[k].grid_dims[2];
+      ex.upload(grids_[k], cs[k].grid, n);
+      local[k].grid = grids_[k].data();
+    }
+    ex.upload(shapes_, local.data(), local.size());
+    n_ = uint32_t(cs.size());
+  }
+  const Collider* data() const { return shapes_.data(); }
+  uint32_t size() const { return n_; }
+
+ private:
+  typename Exec::template Vector<Collider> shapes_;
+  std::vector<typename Exec::template Vector<float>> grids_;  // one per collider (empty unless Grid)
+  uint32_t n_ = 0;
+};
+
+}  // namespace eddy

@@ -1,0 +1,44 @@
+// What the solver nodes (PBFSolver, SPHSolver) share: where a frame starts
+// from, their colliders and the signature of their parameters.
+#include "eddy/graph/node.h"
+#include "eddy/graph/util.h"
+#include "library.h"
+
+namespace eddy::library {
+
+std::shared_ptr<const Points> solver_start(const CookContext& ctx) {
+  std::shared_ptr<const Points> from;
+  if (const Outputs* prev = ctx.previous()) {
+    from = prev->at("particles").as<Points>();
+  } else {
+    from = ctx.input<Points>("particles");
+    // The solvers reorder particles in memory; an `id` keeps them trackable.
+    if (!from->has("id")) {
+      auto with_id = std::make_shared<Points>(*from);
+      with_id->add("id", AttribType::Int);
+      int32_t* id = with_id->get_int("id");
+      for (std::size_t i = 0; i < with_id->size(); ++i) id[i] = static_cast<int32_t>(i);
+      from = with_id;
+    }
+  }
+  if (!(from->radius > 0))
+    throw Error("input 'particles' carries no particle radius; emit them with FluidBox (or set their radius)");
+  return from;
+}
+
+std::vector<Collider> input_colliders(const CookContext& ctx) {
+  std::vector<Collider> colliders;
+  for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
+    const auto c = ctx.input<Colliders>("colliders", k);
+    colliders.insert(colliders.end(), c->shapes.begin(), c->shapes.end());
+  }
+  return colliders;  // the solvers copy sampled grids, so the inputs may go after this frame
+}
+
+uint64_t params_signature(const CookContext& ctx) {
+  Hasher h;
+  for (const auto& [k, v] : ctx.params()) h.str(k).str(to_display(v));
+  return h.h;
+}
+
+}  // namespace eddy::library

@@ -1,0 +1,32 @@
+#pragma once
+// Small scenes shared by the solver tests: a block of particles on a lattice
+// of spacing 2r (with an `id`), and a container box.
+#include "eddy/core/collider.h"
+#include "eddy/core/points.h"
+
+namespace eddy::test {
+
+inline Points block(int nx, int ny, int nz, float r, Vec3f origin = vec3(0)) {
+  Points p(std::size_t(nx) * ny * nz);
+  p.radius = r;
+  p.add("id", AttribType::Int);
+  std::size_t i = 0;
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x, ++i) {
+        p.P()[i] = origin + vec3(r + x * 2 * r, r + y * 2 * r, r + z * 2 * r);
+        p.get_int("id")[i] = int32_t(i);
+      }
+  return p;
+}
+
+inline Collider tank(Vec3f lo, Vec3f hi) {
+  Collider c;
+  c.type = ShapeType::Box;
+  c.inside = 1;
+  c.center = (lo + hi) * 0.5f;
+  c.size = (hi - lo) * 0.5f;
+  return c;
+}
+
+}  // namespace eddy::test
