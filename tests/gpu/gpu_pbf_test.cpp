@@ -10,32 +10,20 @@
 #include "eddy/core/error.h"
 #include "eddy/core/pbf.h"
 #include "eddy/gpu/gpu.h"
+#include "../unit/core/scenes.h"
 
 namespace eddy {
 namespace {
 
+// A block thrown into a corner of the tank: every stage of a step works.
 Points splash_block() {
-  const float r = 0.02f;
-  Points p(12 * 10 * 8);
-  p.radius = r;
-  p.add("id", AttribType::Int);
-  std::size_t i = 0;
-  for (int z = 0; z < 8; ++z)
-    for (int y = 0; y < 10; ++y)
-      for (int x = 0; x < 12; ++x, ++i) {
-        p.P()[i] = vec3(0.1f + r + 2 * r * x, r + 2 * r * y, r + 2 * r * z);
-        p.v()[i] = vec3(1.5f, 0, -0.5f);
-        p.get_int("id")[i] = int32_t(i);
-      }
+  Points p = test::block(12, 10, 8, 0.02f, vec3(0.1f, 0.0f, 0.0f));
+  for (std::size_t i = 0; i < p.size(); ++i) p.v()[i] = vec3(1.5f, 0, -0.5f);
   return p;
 }
 
 std::vector<Collider> tank() {
-  Collider c;
-  c.type = ShapeType::Box;
-  c.inside = 1;
-  c.center = vec3(0.5f, 0.5f, 0.25f);
-  c.size = vec3(0.5f, 0.5f, 0.25f);
+  const Collider c = test::tank(vec3(0.0f), vec3(1.0f, 1.0f, 0.5f));
   Collider s;
   s.type = ShapeType::Ellipsoid;
   s.center = vec3(0.8f, 0.1f, 0.15f);

@@ -8,7 +8,6 @@
 #include "eddy/core/pbf.h"
 #include "eddy/gpu/gpu.h"
 #include "eddy/graph/node.h"
-#include "eddy/graph/util.h"
 #include "library.h"
 
 namespace eddy::library {
