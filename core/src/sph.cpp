@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "eddy/core/error.h"
+#include "eddy/core/frame_steps.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/sph_solver.h"
 
@@ -207,31 +208,20 @@ SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt,
                                 const SphStepProgress& progress) {
   SphFrameStats f;
   const SphParams& p = solver.params();
-  double done = 0;
-  int equal_steps = 0;
-  if (fixed_dt > 0) equal_steps = std::max(1, int(std::ceil(frame_dt / double(fixed_dt) - 1e-6)));
+  FrameStepper steps(frame_dt, fixed_dt);
   double iter_sum = 0, div_sum = 0, err_sum = 0;
   f.min_dt = 3e38f;
-  while (done < frame_dt * (1 - 1e-9)) {
-    double dt;
-    if (equal_steps) {
-      dt = frame_dt / equal_steps;
-    } else {
-      dt = solver.suggest_dt();
-      const double left = frame_dt - done;
-      // Land on the frame without a sliver of a last step.
-      if (dt >= left) dt = left;
-      else if (dt > 0.5 * left) dt = 0.5 * left;
-    }
+  while (steps.more()) {
+    const double dt = steps.next(solver.suggest_dt());
     const int step = f.steps + 1;
-    if (!(dt >= p.min_dt) && dt < frame_dt - done) {
+    if (!(dt >= p.min_dt) && !steps.last(dt)) {
       std::ostringstream m;
       m << "simulation became unstable at frame " << frame << " (step " << step << "): the time step fell to " << dt
         << " s, below min_dt = " << p.min_dt << " s (max speed " << solver.max_speed() << " m/s)";
       throw Error(m.str());
     }
-    const SphStepStats st = solver.step(float(dt), float(time + done));
-    done += dt;
+    const SphStepStats st = solver.step(float(dt), float(time + steps.done()));
+    steps.advance(dt);
     if (st.nonfinite > 0) {
       std::ostringstream m;
       m << "simulation became unstable at frame " << frame << " (step " << step << "): " << st.nonfinite
@@ -255,7 +245,7 @@ SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt,
     f.max_density_error = std::max(f.max_density_error, st.max_density_error);
     f.max_speed = std::max(f.max_speed, st.max_speed);
     f.projected += st.projected;
-    if (progress) progress(step, done / frame_dt, st);
+    if (progress) progress(step, steps.fraction(), st);
   }
   if (f.steps) {
     f.mean_iterations = float(iter_sum / f.steps);
