@@ -54,6 +54,7 @@ void validate(const MpmParams& p) {
     require(q.density > 0, name + "_density", "must be > 0 kg/m^3");
     if (m == int(MpmMaterial::Water)) {
       require(q.bulk_modulus > 0, name + "_bulk_modulus", "must be > 0 Pa");
+      require(q.viscosity >= 0, name + "_viscosity", "must be >= 0 Pa s");
       continue;
     }
     require(q.youngs_modulus > 0, name + "_youngs_modulus", "must be > 0 Pa");
@@ -72,7 +73,7 @@ void validate(const MpmParams& p) {
   require(p.min_dt > 0 && p.min_dt <= p.max_dt, "min_dt", "must be in (0, max_dt]");
   require(p.max_cfl > 0, "max_cfl", "must be > 0 cells");
   require(p.reorder_interval >= 0, "reorder_interval", "must be >= 0");
-  require(p.max_grid_bytes > 0, "max_grid_bytes", "must be > 0");
+  require(p.max_grid_bytes >= 0, "max_grid_bytes", "must be >= 0 (0: half the physical memory)");
 }
 
 MpmConstants mpm_constants(const MpmParams& p, float radius) {
@@ -86,6 +87,7 @@ MpmConstants mpm_constants(const MpmParams& p, float radius) {
     mpm_lame(p.materials[m], c.mu[m], c.lambda[m]);
   }
   c.bulk = p.materials[0].bulk_modulus;
+  c.viscosity = p.materials[0].viscosity;
   const MpmMaterialParams& snow = p.materials[int(MpmMaterial::Snow)];
   c.theta_c = snow.critical_compression;
   c.theta_s = snow.critical_stretch;

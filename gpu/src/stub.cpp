@@ -13,5 +13,8 @@ std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams&) {
 std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams&) {
   throw Error("the CUDA backend is not available: eddy was built without CUDA");
 }
+std::unique_ptr<MpmSolver> make_mpm_solver_cuda(const MpmParams&) {
+  throw Error("the CUDA backend is not available: eddy was built without CUDA");
+}
 
 }  // namespace eddy::gpu

@@ -50,6 +50,7 @@ struct MpmMaterialParams {
   float youngs_modulus = 1e5f;   // Pa
   float poisson_ratio = 0.3f;
   float bulk_modulus = 1e6f;     // Pa, water
+  float viscosity = 0.0f;        // Pa s, water: Kirchhoff stress J mu (grad v + grad v^T)
   // Snow (Stomakhin et al. 2013, Table 2).
   float critical_compression = 2.5e-2f;  // theta_c
   float critical_stretch = 7.5e-3f;      // theta_s
@@ -74,26 +75,28 @@ struct MpmParams {
   Vec3f domain_max{10.0f, 10.0f, 10.0f};
   float domain_friction = 0.0f;
   // Materials, indexed by MpmMaterial. Defaults in SI units:
-  //   water  rho 1000, K 1e6 Pa (taichi_elements' and Genesis' bulk stiffness scale: c = 32 m/s)
+  //   water  rho 1000, K 1e6 Pa (taichi_elements' and Genesis' bulk stiffness scale: c = 32 m/s),
+  //          viscosity 0 (water's 0.001 Pa s is below what the grid resolves; raise it for thick liquids)
   //   jelly  rho 1000, E 1e5 Pa, nu 0.3 (a firm gelatin)
   //   snow   rho 400, E0 1.4e5 Pa, nu 0.2, theta_c 2.5e-2, theta_s 7.5e-3, xi 10 (Stomakhin et al. 2013)
   //   sand   rho 2200, E 3.537e5 Pa, nu 0.3 (Klar et al. 2016), friction angle 35 degrees
   MpmMaterialParams materials[kMpmMaterialCount] = {
-      {1000.0f, 1e5f, 0.3f, 1e6f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f},
-      {1000.0f, 1e5f, 0.3f, 1e6f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f},
-      {400.0f, 1.4e5f, 0.2f, 1e6f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f},
-      {2200.0f, 3.537e5f, 0.3f, 1e6f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f}};
-  // Substeps: dt = min(cfl dx / (c + v_max), max_dt) with c the fastest
-  // elastic wave speed of the materials present, sqrt((lambda + 2 mu) / rho)
-  // (sqrt(K / rho) for water).
+      {1000.0f, 1e5f, 0.3f, 1e6f, 0.0f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f},
+      {1000.0f, 1e5f, 0.3f, 1e6f, 0.0f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f},
+      {400.0f, 1.4e5f, 0.2f, 1e6f, 0.0f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f},
+      {2200.0f, 3.537e5f, 0.3f, 1e6f, 0.0f, 2.5e-2f, 7.5e-3f, 10.0f, 35.0f}};
+  // Substeps: dt = min(cfl dx / (c + v_max), 0.125 rho dx^2 / mu_water,
+  // max_dt) with c the fastest elastic wave speed of the materials present,
+  // sqrt((lambda + 2 mu) / rho) (sqrt(K / rho) for water).
   float cfl = 0.4f;
   float max_dt = 2e-3f;   // s
   float min_dt = 1e-7f;   // s: below this the step is refused as unstable
   float max_cfl = 1.5f;   // abort when max speed * dt exceeds this many cells (a blow-up)
   int reorder_interval = 20;  // reorder particle arrays by grid block every this many substeps (0: never)
-  // The grid may use at most this much memory; a finer dx is refused before
-  // anything is allocated.
-  double max_grid_bytes = 8.0 * 1024 * 1024 * 1024;
+  // The grid may use at most this much memory (0: half the machine's
+  // physical memory); a dx that would need more is refused before the grid
+  // is allocated.
+  double max_grid_bytes = 0.0;
 };
 
 struct MpmStepStats {

@@ -31,6 +31,7 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
+#include "eddy/core/io.h"
 #include "eddy/core/mat3.h"
 #include "eddy/core/mpm.h"
 #include "eddy/core/points.h"
@@ -46,6 +47,7 @@ struct MpmConstants {
   float mass[kMpmMaterialCount] = {};
   float mu[kMpmMaterialCount] = {}, lambda[kMpmMaterialCount] = {};
   float bulk = 0;                    // water K
+  float viscosity = 0;               // water, Pa s
   float theta_c = 0, theta_s = 0, hardening = 0;  // snow
   float sand_alpha = 0;              // Drucker-Prager cone: sqrt(2/3) 2 sin(phi) / (3 - sin(phi))
   int transfer = 0;                  // MpmTransfer
@@ -140,10 +142,11 @@ EDDY_HD_INLINE uint32_t find_key(const uint64_t* keys, uint32_t n, uint64_t k) {
   return i < n && keys[i] == k ? i : 0xffffffffu;
 }
 
-// Kirchhoff stress tau = P F^T of a particle.
-EDDY_HD_INLINE Mat3f kirchhoff_stress(const MpmConstants& c, int material, const Mat3f& F, float jp) {
+// Kirchhoff stress tau = P F^T of a particle (C: its velocity gradient).
+EDDY_HD_INLINE Mat3f kirchhoff_stress(const MpmConstants& c, int material, const Mat3f& F, const Mat3f& C, float jp) {
   const float J = determinant(F);
-  if (material == int(MpmMaterial::Water)) return mat3_scalar(c.bulk * J * (J - 1.0f));
+  if (material == int(MpmMaterial::Water))
+    return mat3_scalar(c.bulk * J * (J - 1.0f)) + (C + transpose(C)) * (c.viscosity * J);
   if (material == int(MpmMaterial::Sand)) {
     // Hencky strain: tau = U (2 mu eps + lambda tr(eps)) U^T, eps = log(s).
     const Svd3 d = svd3(F);
@@ -315,6 +318,7 @@ class MpmSolverT final : public MpmSolver {
       wave_speed_ = std::max(wave_speed_, std::sqrt(stiff / mp.density));
     }
     snow_ = present[int(MpmMaterial::Snow)];
+    water_ = present[int(MpmMaterial::Water)];
     snow_wave_ = snow_ ? std::sqrt((c_.lambda[2] + 2.0f * c_.mu[2]) / params_.materials[2].density) : 0.0f;
 
     ex_.upload(x_, pts.P(), n_);
@@ -394,6 +398,8 @@ class MpmSolverT final : public MpmSolver {
     if (snow_) c = std::max(c, snow_wave_ * std::sqrt(hardening_max_));
     float dt = params_.max_dt;
     dt = std::min(dt, params_.cfl * c_.dx / (c + max_speed_));
+    if (water_ && c_.viscosity > 0)
+      dt = std::min(dt, 0.125f * params_.materials[0].density * c_.dx * c_.dx / c_.viscosity);
     return dt;
   }
 
@@ -427,7 +433,7 @@ class MpmSolverT final : public MpmSolver {
     return s;
   }
 
- private:
+  // ---- stages (public: nvcc's extended lambdas need public enclosing functions)
   static constexpr uint32_t kNone = 0xffffffffu;
 
   // A matrix attribute as three vec3 attributes, its rows: F0, F1, F2.
@@ -555,12 +561,13 @@ class MpmSolverT final : public MpmSolver {
 
   void check_grid_size(uint64_t node_blocks) const {
     const double bytes = double(node_blocks) * 64.0 * node_bytes();
-    if (bytes > params_.max_grid_bytes) {
+    const double limit = params_.max_grid_bytes > 0 ? params_.max_grid_bytes : 0.5 * physical_memory_bytes();
+    if (bytes > limit) {
       char buf[320];
       std::snprintf(buf, sizeof buf,
                     "MPM: dx = %g m needs up to %.3g GB of grid for these particles (%u occupied blocks), over the "
                     "limit of %.3g GB; use a coarser dx (more particles per cell)",
-                    double(c_.dx), bytes / 1e9, npb_, params_.max_grid_bytes / 1e9);
+                    double(c_.dx), bytes / 1e9, npb_, limit / 1e9);
       throw Error(buf);
     }
   }
@@ -626,7 +633,7 @@ class MpmSolverT final : public MpmSolver {
     const bool apic = c.transfer == int(MpmTransfer::Apic);
     ex_.for_each(n_, [=] EDDY_HD(uint32_t p) {
       const int m = mat[p];
-      Mat3f a = mpm::kirchhoff_stress(c, m, F[p], jp[p]) * k;
+      Mat3f a = mpm::kirchhoff_stress(c, m, F[p], C[p], jp[p]) * k;
       if (apic) a += C[p] * c.mass[m];
       aff[p] = a;
     });
@@ -792,13 +799,14 @@ class MpmSolverT final : public MpmSolver {
         MpmMotionOp{});
   }
 
+ private:
   Exec ex_;
   MpmConstants c_;
   float radius_ = 0;
   uint32_t n_ = 0;
   std::size_t dropped_ = 0;
   float wave_speed_ = 0, snow_wave_ = 0, hardening_max_ = 1;
-  bool snow_ = false;
+  bool snow_ = false, water_ = false;
   uint64_t steps_ = 0;
   // Particles.
   Vec<Vec3f> x_, v_, tmp3_;

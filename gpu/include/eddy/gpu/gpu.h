@@ -5,6 +5,7 @@
 #include <string>
 
 #include "eddy/core/pbf.h"
+#include "eddy/core/mpm.h"
 #include "eddy/core/sph.h"
 
 namespace eddy::gpu {
@@ -21,5 +22,7 @@ std::string device_description();
 std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams& p);
 // The SPH step of core/sph_solver.h on the CUDA executor; same errors.
 std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams& p);
+// The MPM step of core/mpm_solver.h on the CUDA executor; same errors.
+std::unique_ptr<MpmSolver> make_mpm_solver_cuda(const MpmParams& p);
 
 }  // namespace eddy::gpu

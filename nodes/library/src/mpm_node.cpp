@@ -1,0 +1,363 @@
+// MPMSolver: the MLS-MPM solver of core/ as a stateful node, and the nodes
+// that prepare its particles: MPMMaterial (sets the `material` attribute),
+// MergePoints (several particle sets into one) and ParticlesFromMesh (fills
+// a closed mesh with particles: a jelly bunny, a snowball).
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "eddy/core/io.h"
+#include "eddy/core/mat3.h"
+#include "eddy/core/mesh.h"
+#include "eddy/core/mpm.h"
+#include "eddy/gpu/gpu.h"
+#include "eddy/graph/node.h"
+#include "eddy/surfacing/surfacing.h"
+#include "library.h"
+
+namespace eddy::library {
+
+namespace {
+
+const std::vector<std::string> kMaterials = {"water", "jelly", "snow", "sand"};
+
+MpmParams read_params(const CookContext& c) {
+  MpmParams p;
+  p.dx = float(c.param_float("dx"));
+  p.particles_per_cell = float(c.param_float("particles_per_cell"));
+  p.gravity = c.param_vec3f("gravity");
+  const std::string& tr = c.param_string("transfer");
+  p.transfer = tr == "pic" ? MpmTransfer::Pic : tr == "flip" ? MpmTransfer::Flip : MpmTransfer::Apic;
+  p.flip_ratio = float(c.param_float("flip_ratio"));
+  const std::string& b = c.param_string("boundary");
+  p.boundary = b == "sticky" ? MpmBoundary::Sticky : b == "slip" ? MpmBoundary::Slip : MpmBoundary::Separate;
+  const Vec3f center = c.param_vec3f("domain_center"), size = c.param_vec3f("domain_size");
+  p.domain_min = center - size * 0.5f;
+  p.domain_max = center + size * 0.5f;
+  p.domain_friction = float(c.param_float("domain_friction"));
+  for (int m = 0; m < kMpmMaterialCount; ++m) {
+    MpmMaterialParams& q = p.materials[m];
+    const std::string n = kMaterials[m] + "_";
+    q.density = float(c.param_float(n + "density"));
+    if (m == int(MpmMaterial::Water)) {
+      q.bulk_modulus = float(c.param_float("water_bulk_modulus"));
+      q.viscosity = float(c.param_float("water_viscosity"));
+      continue;
+    }
+    q.youngs_modulus = float(c.param_float(n + "youngs_modulus"));
+    q.poisson_ratio = float(c.param_float(n + "poisson_ratio"));
+  }
+  MpmMaterialParams& snow = p.materials[int(MpmMaterial::Snow)];
+  snow.critical_compression = float(c.param_float("snow_critical_compression"));
+  snow.critical_stretch = float(c.param_float("snow_critical_stretch"));
+  snow.hardening = float(c.param_float("snow_hardening"));
+  p.materials[int(MpmMaterial::Sand)].friction_angle = float(c.param_float("sand_friction_angle"));
+  p.cfl = float(c.param_float("cfl"));
+  p.max_dt = float(c.param_float("max_dt"));
+  p.max_cfl = float(c.param_float("max_cfl"));
+  p.reorder_interval = int(c.param_int("reorder_interval"));
+  p.max_grid_bytes = c.param_float("max_grid_memory") * 1e9;
+  return p;
+}
+
+class MpmNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    try {
+      cook_frame(ctx);
+    } catch (...) {
+      solver_.reset();  // a failed or cancelled frame leaves the state mid-step
+      last_.reset();
+      throw;
+    }
+  }
+
+ private:
+  void cook_frame(CookContext& ctx) {
+    const MpmParams p = read_params(ctx);
+    const float fixed_dt = float(ctx.param_float("time_step"));
+    const bool state = ctx.param_bool("store_state");
+    const uint64_t sig = params_signature(ctx);
+    const std::shared_ptr<const Points> from = solver_start(ctx);
+    const std::vector<Collider> colliders = input_colliders(ctx);
+    const bool fresh = !solver_ || sig != params_sig_ || from != last_;
+    if (fresh) {
+      const std::string& mat = ctx.param_string("material");
+      const bool use_attr = mat == "from_attribute";
+      const MpmMaterial all = use_attr ? MpmMaterial::Water : mpm_material_from_name(mat, ctx.where() + ".material");
+      std::shared_ptr<const Points> in = from;
+      if (!use_attr && from->has("material")) {  // one material for all overrides the attribute
+        auto copy = std::make_shared<Points>(*from);
+        copy->remove("material");
+        in = copy;
+      }
+      if (ctx.previous() && !from->has("F0"))
+        ctx.warn("resuming from a frame without the solver state (store_state was off): elastic materials restart "
+                 "from rest");
+      solver_ = ctx.param_string("device") == "cuda" ? gpu::make_mpm_solver_cuda(p)
+                                                     : make_mpm_solver_cpu(p, ctx.threads());
+      params_sig_ = sig;
+      solver_->set_colliders(colliders);
+      solver_->load(*in, all);
+      if (solver_->dropped() > 0)
+        ctx.warn(std::to_string(solver_->dropped()) + " particle(s) outside the domain were left out");
+      const float ppc = std::pow(solver_->dx(), 3.0f) / solver_->particle_volume();
+      if (ppc < 1.0f) {
+        std::ostringstream m;
+        m.precision(3);
+        m << "dx = " << solver_->dx() << " m holds " << ppc
+          << " particles per cell; MPM needs several (8 is usual) or the material tears apart";
+        ctx.warn(m.str());
+      }
+    } else {
+      solver_->set_colliders(colliders);
+    }
+
+    if (ctx.previous()) {
+      const double t0 = (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps();
+      const MpmFrameStats st = mpm_advance_frame(*solver_, t0, 1.0 / ctx.fps(), fixed_dt, ctx.frame(),
+                                                 [&](int s, double fraction, const MpmStepStats& ss) {
+                                                   char buf[96];
+                                                   std::snprintf(buf, sizeof buf, "substep %d, dt %.2e s", s, ss.dt);
+                                                   ctx.progress(fraction, buf);
+                                                   ctx.check_cancel();
+                                                 });
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "%zu particles, dx %.4g m, %d substeps (dt %.2e..%.2e s), %u grid blocks, max speed %.3f m/s",
+                    solver_->size(), double(solver_->dx()), st.steps, st.min_dt, st.max_dt, st.grid_blocks,
+                    st.max_speed);
+      ctx.info(buf);
+    }
+    auto out = std::make_shared<Points>();
+    solver_->store(*out, state);
+    last_ = out;
+    ctx.output_shared<Points>("particles", out);
+  }
+
+  std::unique_ptr<MpmSolver> solver_;
+  std::shared_ptr<const Points> last_;
+  uint64_t params_sig_ = 0;
+};
+
+class MaterialNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    auto pts = std::make_shared<Points>(*ctx.input<Points>("particles"));
+    const MpmMaterial m = mpm_material_from_name(ctx.param_string("material"), ctx.where() + ".material");
+    pts->add("material", AttribType::Int);
+    int32_t* mat = pts->get_int("material");
+    for (std::size_t i = 0; i < pts->size(); ++i) mat[i] = int32_t(m);
+    ctx.output_shared<Points>("particles", pts);
+  }
+};
+
+class MergePointsNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    auto out = std::make_shared<Points>();
+    for (std::size_t k = 0; k < ctx.input_count("points"); ++k) {
+      const auto in = ctx.input<Points>("points", k);
+      if (k > 0 && in->radius != out->radius && in->size() && out->size())
+        ctx.warn("input " + std::to_string(k) + " has particle radius " + std::to_string(in->radius) +
+                 " m, the first has " + std::to_string(out->radius) + " m; the first radius is kept");
+      if (k == 0 || out->radius <= 0) out->radius = in->radius;
+      out->append(*in);
+    }
+    // Fresh ids: the inputs' ids would repeat.
+    if (out->has("id")) {
+      int32_t* id = out->get_int("id");
+      for (std::size_t i = 0; i < out->size(); ++i) id[i] = int32_t(i);
+    }
+    ctx.output_shared<Points>("points", out);
+  }
+};
+
+class FromMeshNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto mesh = ctx.input<Mesh>("mesh");
+    if (mesh->face_count() == 0) throw Error(ctx.where() + ": input 'mesh' has no faces");
+    const MeshStats st = measure_mesh(*mesh);
+    if (st.boundary_edges > 0)
+      throw Error(ctx.where() + ": input 'mesh' is not closed (" + std::to_string(st.boundary_edges) +
+                  " edges belong to one face only), so it has no inside to fill");
+    const double r = ctx.param_float("particle_radius");
+    const Vec3f center = ctx.param_vec3f("center"), vel = ctx.param_vec3f("velocity");
+    Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
+    for (const auto& p : mesh->points) {
+      lo = vmin(lo, p);
+      hi = vmax(hi, p);
+    }
+    const double spacing = 2.0 * r;
+    int64_t n[3];
+    double count = 1;
+    for (int a = 0; a < 3; ++a) {
+      n[a] = int64_t(std::floor((at(hi, a) - at(lo, a)) / spacing)) + 1;
+      count *= double(n[a]);
+    }
+    if (count > 2.0e9 || count * 512.0 > physical_memory_bytes()) {
+      std::ostringstream m;
+      m << ctx.where() << ": particle_radius " << r << " m fills the mesh's bounding box with " << count
+        << " lattice points, more than this machine can simulate; raise particle_radius";
+      throw Error(m.str());
+    }
+    // The mesh's signed distance, sampled at half the spacing, decides inside.
+    const SampledSdf sdf = mesh_to_sdf(*mesh, r, 2.0 * r);
+    Collider c;
+    c.type = ShapeType::Grid;
+    c.grid = sdf.values.data();
+    for (int a = 0; a < 3; ++a) c.grid_dims[a] = sdf.dims[a];
+    c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
+    c.grid_dx = sdf.dx;
+    Points pts;
+    pts.radius = float(r);
+    std::vector<Vec3f> inside;
+    const Vec3f start = (lo + hi) * 0.5f - vec3(float((n[0] - 1) * spacing), float((n[1] - 1) * spacing),
+                                                float((n[2] - 1) * spacing)) * 0.5f;
+    for (int64_t z = 0; z < n[2]; ++z)
+      for (int64_t y = 0; y < n[1]; ++y)
+        for (int64_t x = 0; x < n[0]; ++x) {
+          const Vec3f p = start + vec3(float(x * spacing), float(y * spacing), float(z * spacing));
+          if (collider_sdf(c, p, 0.0f).distance < 0.0f) inside.push_back(p + center);
+        }
+    pts.resize(inside.size());
+    pts.add("id", AttribType::Int);
+    for (std::size_t i = 0; i < inside.size(); ++i) {
+      pts.P()[i] = inside[i];
+      pts.v()[i] = vel;
+      pts.get_int("id")[i] = int32_t(i);
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%zu particles inside the mesh (spacing %.4g m)", pts.size(), spacing);
+    ctx.info(buf);
+    ctx.output("particles", std::move(pts));
+  }
+};
+
+}  // namespace
+
+void register_mpm(Registry& r) {
+  {
+    const MpmParams d;
+    NodeSpec s;
+    s.type = "MPMSolver";
+    s.stateful = true;
+    s.describe(
+         "Solvers",
+         "Material point method: MLS-MPM (Hu et al. 2018) with APIC transfers (Jiang et al. 2015) on quadratic "
+         "B-splines over a sparse grid, for water, jelly, snow and sand, also mixed in one simulation. Each "
+         "particle's material comes from its integer `material` attribute (0 water, 1 jelly, 2 snow, 3 sand; set by "
+         "MPMMaterial) or from `material`. Water follows a J-based equation of state, jelly fixed corotated "
+         "elasticity, snow Stomakhin et al. 2013's plasticity with hardening, sand Drucker-Prager plasticity in "
+         "Hencky strain (Klar et al. 2016). Colliders act on grid nodes (sticky, slip or separate with their "
+         "friction); the domain box's faces are walls, and only blocks of the grid near particles are allocated. "
+         "Substeps adapt to the CFL and elastic wave speed. SI units. Stops with an error naming the frame when "
+         "the simulation becomes unstable.")
+        .input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
+        .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
+        .output("particles", "points",
+                "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "
+                "the deformation gradient F (rows F0, F1, F2), the affine matrix C (C0..C2) and Jp.")
+        .param_enum("material", {"from_attribute", "water", "jelly", "snow", "sand"}, "from_attribute",
+                    "from_attribute: each particle's `material` attribute (water where the input has none); otherwise "
+                    "one material for every particle.")
+        .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
+        .param_float("dx", d.dx, 0.0, 100.0, "m",
+                     "Grid spacing (0: from the particle radius and particles_per_cell, dx = 2r ppc^(1/3)).")
+        .param_float("particles_per_cell", d.particles_per_cell, 1.0, 64.0, "",
+                     "Particles per grid cell when dx is 0 (8: dx is twice the particle spacing).")
+        .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
+        .param_enum("transfer", {"apic", "pic", "flip"}, "apic",
+                    "apic: affine particle-in-cell (conserves angular momentum, little dissipation); pic: "
+                    "velocities only (dissipative); flip: a FLIP/PIC blend (lively, noisier).")
+        .param_float("flip_ratio", d.flip_ratio, 0.0, 1.0, "", "flip: the share of FLIP in the blend.")
+        .param_enum("boundary", {"separate", "slip", "sticky"}, "separate",
+                    "How colliders and the domain walls act: separate (material may leave a wall; Coulomb friction), "
+                    "slip (no normal motion) or sticky (the material moves with the wall).")
+        .param_vec3("domain_center", {0.0, 1.0, 0.0}, {}, {}, "m", "Centre of the simulation domain.")
+        .param_vec3("domain_size", {4.0, 4.0, 4.0}, 1e-6, {}, "m",
+                    "Edge lengths of the domain; its faces are walls. Particles outside it at the start are left "
+                    "out. Only the grid near particles is allocated, so a large domain costs little.")
+        .param_float("domain_friction", d.domain_friction, 0.0, 10.0, "", "Coulomb friction of the domain walls.")
+        .param_float("water_density", d.materials[0].density, 1.0, 1e5, "kg/m^3", "Water: rest density.")
+        .param_float("water_bulk_modulus", d.materials[0].bulk_modulus, 1.0, 1e10, "Pa",
+                     "Water: bulk modulus K of the equation of state (Kirchhoff stress K J (J - 1)); 1e6 gives a sound "
+                     "speed of 32 m/s, ample for splashes of a few m/s.")
+        .param_float("water_viscosity", d.materials[0].viscosity, 0.0, 1e4, "Pa s",
+                     "Water: dynamic viscosity (0: inviscid; real water's 0.001 is below what the grid resolves; "
+                     "1-10 for honey-like liquids).")
+        .param_float("jelly_density", d.materials[1].density, 1.0, 1e5, "kg/m^3", "Jelly: rest density.")
+        .param_float("jelly_youngs_modulus", d.materials[1].youngs_modulus, 1.0, 1e10, "Pa",
+                     "Jelly: Young's modulus E (fixed corotated elasticity).")
+        .param_float("jelly_poisson_ratio", d.materials[1].poisson_ratio, 0.0, 0.49, "", "Jelly: Poisson's ratio.")
+        .param_float("snow_density", d.materials[2].density, 1.0, 1e5, "kg/m^3",
+                     "Snow: rest density (Stomakhin et al. 2013: 400).")
+        .param_float("snow_youngs_modulus", d.materials[2].youngs_modulus, 1.0, 1e10, "Pa",
+                     "Snow: initial Young's modulus E0 (Stomakhin et al. 2013: 1.4e5).")
+        .param_float("snow_poisson_ratio", d.materials[2].poisson_ratio, 0.0, 0.49, "", "Snow: Poisson's ratio (0.2).")
+        .param_float("snow_critical_compression", d.materials[2].critical_compression, 1e-4, 0.99, "",
+                     "Snow: theta_c, compression beyond which it deforms plastically (2.5e-2).")
+        .param_float("snow_critical_stretch", d.materials[2].critical_stretch, 1e-4, 10.0, "",
+                     "Snow: theta_s, stretch beyond which it deforms plastically (7.5e-3).")
+        .param_float("snow_hardening", d.materials[2].hardening, 0.0, 100.0, "",
+                     "Snow: hardening xi; moduli scale by exp(xi (1 - Jp)) as it is compacted (10).")
+        .param_float("sand_density", d.materials[3].density, 1.0, 1e5, "kg/m^3", "Sand: rest density (2200).")
+        .param_float("sand_youngs_modulus", d.materials[3].youngs_modulus, 1.0, 1e10, "Pa",
+                     "Sand: Young's modulus (Klar et al. 2016: 3.537e5).")
+        .param_float("sand_poisson_ratio", d.materials[3].poisson_ratio, 0.0, 0.49, "", "Sand: Poisson's ratio (0.3).")
+        .param_float("sand_friction_angle", d.materials[3].friction_angle, 1.0, 89.0, "deg",
+                     "Sand: internal friction angle of the Drucker-Prager cone; a pile settles near this slope.")
+        .param_float("time_step", 0.0, 0.0, 1.0, "s",
+                     "0: adaptive substeps (CFL and elastic wave speed); otherwise equal substeps of at most this.")
+        .param_float("cfl", d.cfl, 0.01, 1.0, "cells",
+                     "Substep length as a share of dx / (wave speed + max speed).")
+        .param_float("max_dt", d.max_dt, 1e-6, 1.0, "s", "Longest substep.")
+        .param_float("max_cfl", d.max_cfl, 0.1, 100.0, "cells",
+                     "Stop with an error when the fastest particle moves more than this many cells in one substep.")
+        .param_int("reorder_interval", d.reorder_interval, 0, 1000000, "substeps",
+                   "Reorder particles in memory by grid block every this many substeps (0: never).")
+        .param_float("max_grid_memory", 0.0, 0.0, 1e6, "GB",
+                     "Refuse a dx whose grid would need more memory than this (0: half this machine's memory).")
+        .param_bool("store_state", true,
+                    "Write F, C and Jp on the output particles, so the solver resumes exactly from a cached frame; "
+                    "off: lighter output, and a resume restarts elastic materials from rest.");
+    r.add(std::move(s.make<MpmNode>()));
+  }
+  {
+    NodeSpec s;
+    s.type = "MPMMaterial";
+    s.describe("Solvers",
+               "Sets the integer `material` attribute that MPMSolver reads (0 water, 1 jelly, 2 snow, 3 sand) on "
+               "every input particle; merge several with MergePoints for a mixed simulation.")
+        .input("particles", "points", "Particles.")
+        .output("particles", "points", "The particles with `material` set.")
+        .param_enum("material", kMaterials, "water", "The material.");
+    r.add(std::move(s.make<MaterialNode>()));
+  }
+  {
+    NodeSpec s;
+    s.type = "MergePoints";
+    s.describe("Emitters",
+               "Appends any number of particle sets into one, in link order; attributes missing on one side are "
+               "zero on the other. Keeps the first input's particle radius and numbers `id` afresh.")
+        .input("points", "points", "Particle sets to merge.", false, true)
+        .output("points", "points", "All the particles.");
+    r.add(std::move(s.make<MergePointsNode>()));
+  }
+  {
+    NodeSpec s;
+    s.type = "ParticlesFromMesh";
+    s.describe("Emitters",
+               "Fills a closed mesh (from ReadMesh) with particles on a cubic lattice of spacing 2 x particle_radius: "
+               "the lattice points inside the mesh, decided by its signed distance. Adds `id`.")
+        .input("mesh", "mesh", "A closed mesh.")
+        .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
+        .param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Offset added to the mesh's positions.")
+        .param_float("particle_radius", 0.01, 1e-4, 10.0, "m", "Particle radius r; the lattice spacing is 2r.")
+        .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of every particle.");
+    r.add(std::move(s.make<FromMeshNode>()));
+  }
+}
+
+}  // namespace eddy::library
