@@ -32,6 +32,7 @@ demo: build
 bench: build
 	@$(BUILD_DIR)/bin/eddy_bench_pbf
 	@$(BUILD_DIR)/bin/eddy_bench_sph
+	@$(BUILD_DIR)/bin/eddy_bench_mpm
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
 
 # The node reference is generated from the node specs (one source).

@@ -92,7 +92,7 @@ EDDY_HD_INLINE Svd3 svd3(const Mat3f& F) {
   for (int sweep = 0; sweep < 8; ++sweep) {
     const float off = S[0][1] * S[0][1] + S[0][2] * S[0][2] + S[1][2] * S[1][2];
     const float diag = S[0][0] * S[0][0] + S[1][1] * S[1][1] + S[2][2] * S[2][2];
-    if (!(off > 1e-24f * diag)) break;
+    if (!(off > 1e-13f * diag)) break;  // off-diagonal below ~3e-7 of the diagonal: float round-off
     for (int k = 0; k < 3; ++k) {
       const int p = k == 2 ? 1 : 0, q = k == 0 ? 1 : 2;
       const float spq = S[p][q];

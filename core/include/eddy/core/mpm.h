@@ -116,7 +116,7 @@ struct MpmGridTotals {
 
 // Timings of the stages of the last step, seconds (for bench/).
 struct MpmStageTimes {
-  double sort = 0, p2g = 0, grid = 0, g2p = 0;
+  double sort = 0, stress = 0, p2g = 0, grid = 0, g2p = 0;
 };
 
 class MpmSolver {

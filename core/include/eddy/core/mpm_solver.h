@@ -415,6 +415,7 @@ class MpmSolverT final : public MpmSolver {
     s.grid_blocks = nnb_;
     const auto t1 = Clock::now();
     compute_affine(dt);
+    const auto t1b = Clock::now();
     p2g();
     const auto t2 = Clock::now();
     grid_update(dt, time + dt);
@@ -423,7 +424,8 @@ class MpmSolverT final : public MpmSolver {
     const MpmMotionStats m = motion_stats();
     const auto t4 = Clock::now();
     times_.sort = std::chrono::duration<double>(t1 - t0).count();
-    times_.p2g = std::chrono::duration<double>(t2 - t1).count();
+    times_.stress = std::chrono::duration<double>(t1b - t1).count();
+    times_.p2g = std::chrono::duration<double>(t2 - t1b).count();
     times_.grid = std::chrono::duration<double>(t3 - t2).count();
     times_.g2p = std::chrono::duration<double>(t4 - t3).count();
     s.max_speed = std::sqrt(m.speed2_max);

@@ -1,0 +1,80 @@
+// The CUDA backend against the CPU: the same MPM substeps (all four
+// materials, a moving collider, APIC and FLIP), compared after a few
+// substeps. Skipped where no device is present; without CUDA the backend
+// must say so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "eddy/core/error.h"
+#include "eddy/core/mpm.h"
+#include "eddy/gpu/gpu.h"
+#include "../unit/core/scenes.h"
+
+namespace eddy {
+namespace {
+
+TEST(GpuMpm, BackendReportsWhatItIs) {
+  if (gpu::built_with_cuda()) GTEST_SKIP() << "built with CUDA (the PBF test covers the device report)";
+  try {
+    gpu::make_mpm_solver_cuda(MpmParams{});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("built without CUDA"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuMpm, SubstepsMatchTheCpu) {
+  if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device (" << gpu::device_description() << ")";
+  for (MpmTransfer tr : {MpmTransfer::Apic, MpmTransfer::Flip}) {
+    MpmParams p;
+    p.transfer = tr;
+    p.domain_min = vec3(0.0f);
+    p.domain_max = vec3(0.6f, 0.6f, 0.6f);
+    p.reorder_interval = 3;
+    Points start = test::block(16, 12, 16, 0.01f, vec3(0.1f, 0.05f, 0.1f));
+    start.add("material", AttribType::Int);
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      start.get_int("material")[i] = int32_t(i % 4);
+      start.v()[i] = vec3(0.5f, -1.0f, 0.2f);
+    }
+    Collider ball;
+    ball.type = ShapeType::Sphere;
+    ball.size = vec3(0.08f);
+    ball.center = vec3(0.3f, 0.45f, 0.3f);
+    ball.velocity = vec3(0.0f, -1.0f, 0.0f);
+    auto cpu = make_mpm_solver_cpu(p);
+    auto gpu = gpu::make_mpm_solver_cuda(p);
+    for (auto* s : {cpu.get(), gpu.get()}) {
+      s->set_colliders({ball});
+      s->load(start, MpmMaterial::Water);
+    }
+    const float dt = 2e-4f;
+    for (int k = 0; k < 8; ++k) {
+      const MpmStepStats a = cpu->step(dt, k * dt);
+      const MpmStepStats b = gpu->step(dt, k * dt);
+      EXPECT_EQ(a.grid_blocks, b.grid_blocks) << "substep " << k;
+      EXPECT_NEAR(a.max_speed, b.max_speed, 1e-3f * (1 + a.max_speed)) << "substep " << k;
+    }
+    Points pc, pg;
+    cpu->store(pc, true);
+    gpu->store(pg, true);
+    ASSERT_EQ(pc.size(), pg.size());
+    std::map<int32_t, std::size_t> by_id;
+    for (std::size_t i = 0; i < pg.size(); ++i) by_id[pg.get_int("id")[i]] = i;
+    float worst_x = 0, worst_F = 0;
+    for (std::size_t i = 0; i < pc.size(); ++i) {
+      const std::size_t j = by_id[pc.get_int("id")[i]];
+      worst_x = std::max(worst_x, length(pc.P()[i] - pg.P()[j]));
+      for (const char* f : {"F0", "F1", "F2"})
+        worst_F = std::max(worst_F, length(pc.get_vec3(f)[i] - pg.get_vec3(f)[j]));
+    }
+    // Float contraction and the device's math library differ from the host's.
+    EXPECT_LT(worst_x, 1e-5f) << "transfer " << int(tr);
+    EXPECT_LT(worst_F, 1e-4f) << "transfer " << int(tr);
+  }
+}
+
+}  // namespace
+}  // namespace eddy
