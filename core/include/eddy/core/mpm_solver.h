@@ -142,6 +142,16 @@ EDDY_HD_INLINE uint32_t find_key(const uint64_t* keys, uint32_t n, uint64_t k) {
   return i < n && keys[i] == k ? i : 0xffffffffu;
 }
 
+// What P2G reads of one particle: position in cells, mass, momentum, and
+// the affine matrix A_p times dx (so A_p (x_i - x_p) = (A_p dx)(x_i - x_p) / dx).
+struct P2gRecord {
+  Vec3f xs;
+  float mass;
+  Vec3f momentum;
+  Mat3f affine;
+};
+static_assert(sizeof(P2gRecord) == 64, "one cache line per particle");
+
 // Kirchhoff stress tau = P F^T of a particle (C: its velocity gradient).
 EDDY_HD_INLINE Mat3f kirchhoff_stress(const MpmConstants& c, int material, const Mat3f& F, const Mat3f& C, float jp) {
   const float J = determinant(F);
@@ -334,7 +344,7 @@ class MpmSolverT final : public MpmSolver {
     for (uint32_t i = 0; i < n_; ++i)
       if (mat[i] == int(MpmMaterial::Snow))
         hardening_max_ = std::max(hardening_max_, std::exp(c_.hardening * (1.0f - jp[i])));
-    aff_.resize(n_);
+    p2g_.resize(n_);
     keys_.resize(n_);
     order_.resize(n_);
     pb_of_.resize(n_);
@@ -386,7 +396,7 @@ class MpmSolverT final : public MpmSolver {
   }
   std::size_t memory_bytes() const override {
     const std::size_t particles = (x_.size() + v_.size() + tmp3_.size()) * sizeof(Vec3f) +
-                                  (F_.size() + C_.size() + aff_.size() + tmp_mat_.size()) * sizeof(Mat3f) +
+                                  (F_.size() + C_.size() + tmp_mat_.size()) * sizeof(Mat3f) + p2g_.size() * sizeof(mpm::P2gRecord) +
                                   (jp_.size() + tmpf_.size() + mat_.size() + tmpi_.size()) * 4;
     const std::size_t bins = keys_.size() * 8 + pb_keys_.size() * 8 +
                              (order_.size() + pb_of_.size() + flags_.size() + pb_start_.size() + cell_start_.size()) * 4;
@@ -623,32 +633,33 @@ class MpmSolverT final : public MpmSolver {
     if (params_.transfer == MpmTransfer::Flip) gv_old_.resize(nodes);
   }
 
-  // A_p = m C_p (APIC) - dt V (4 / dx^2) tau_p.
+  // A_p = m C_p (APIC) - dt V (4 / dx^2) tau_p, packed with what P2G
+  // reads of each particle, in the binned order: P2G then streams through
+  // one 64-byte record per particle instead of gathering from six arrays.
   void compute_affine(float dt) {
     const MpmConstants c = c_;
+    const Vec3f* x = x_.data();
+    const Vec3f* v = v_.data();
     const Mat3f* F = F_.data();
     const Mat3f* C = C_.data();
     const float* jp = jp_.data();
     const int32_t* mat = mat_.data();
-    Mat3f* aff = aff_.data();
+    const uint32_t* order = order_.data();
+    mpm::P2gRecord* rec = p2g_.data();
     const float k = -dt * c.volume * 4.0f * c.inv_dx * c.inv_dx;
     const bool apic = c.transfer == int(MpmTransfer::Apic);
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t p) {
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t s) {
+      const uint32_t p = order[s];
       const int m = mat[p];
       Mat3f a = mpm::kirchhoff_stress(c, m, F[p], C[p], jp[p]) * k;
       if (apic) a += C[p] * c.mass[m];
-      aff[p] = a;
+      rec[s] = {x[p] * c.inv_dx, c.mass[m], v[p] * c.mass[m], a * c.dx};
     });
   }
 
   void p2g() {
-    const MpmConstants c = c_;
     const mpm::BlockPacking pack = pack_;
-    const Vec3f* x = x_.data();
-    const Vec3f* v = v_.data();
-    const Mat3f* aff = aff_.data();
-    const int32_t* mat = mat_.data();
-    const uint32_t* order = order_.data();
+    const mpm::P2gRecord* rec = p2g_.data();
     const uint32_t* cs = cell_start_.data();
     const uint32_t* pbs = pb_start_.data();
     const uint64_t* nbk = nb_keys_.data();
@@ -660,7 +671,7 @@ class MpmSolverT final : public MpmSolver {
       const Int3 blk = pack.unpack(nbk[nb]);
       const int l = int(q & 63);
       const Int3 g{blk.x * 4 + (l & 3), blk.y * 4 + ((l >> 2) & 3), blk.z * 4 + ((l >> 4) & 3)};
-      const Vec3f xi = vec3(float(g.x), float(g.y), float(g.z)) * c.dx;
+      const Vec3f gi = vec3(float(g.x), float(g.y), float(g.z));  // in cells
       float m = 0.0f;
       Vec3f mv = vec3(0.0f);
       for (int dz = 0; dz < 3; ++dz)
@@ -673,13 +684,13 @@ class MpmSolverT final : public MpmSolver {
             if (pb == kNone) continue;
             const uint32_t cell = pb * 64 + uint32_t(mpm::local_index(cx, cy, cz));
             const uint32_t lo = cs[cell], hi = (cell & 63) == 63 ? pbs[pb + 1] : cs[cell + 1];
+            const Vec3f base = vec3(float(cx), float(cy), float(cz));
             for (uint32_t s = lo; s < hi; ++s) {
-              const uint32_t p = order[s];
-              const Vec3f fx = x[p] * c.inv_dx - vec3(float(cx), float(cy), float(cz));
+              const mpm::P2gRecord& r = rec[s];
+              const Vec3f fx = r.xs - base;
               const float w = mpm::bspline(dx, fx.x) * mpm::bspline(dy, fx.y) * mpm::bspline(dz, fx.z);
-              const float mp = c.mass[mat[p]];
-              m += w * mp;
-              mv += w * (v[p] * mp + aff[p] * (xi - x[p]));
+              m += w * r.mass;
+              mv += w * (r.momentum + r.affine * (gi - r.xs));
             }
           }
       gm[q] = m;
@@ -812,7 +823,8 @@ class MpmSolverT final : public MpmSolver {
   uint64_t steps_ = 0;
   // Particles.
   Vec<Vec3f> x_, v_, tmp3_;
-  Vec<Mat3f> F_, C_, aff_, tmp_mat_;
+  Vec<Mat3f> F_, C_, tmp_mat_;
+  Vec<mpm::P2gRecord> p2g_;
   Vec<float> jp_, tmpf_;
   Vec<int32_t> mat_, tmpi_;
   CarriedAttributes<Exec> carried_;
