@@ -73,6 +73,37 @@ TEST(MpmNodes, MixedMaterialsKeepTheirIdsThroughTheSolver) {
   for (std::size_t i = 0; i < snow->size(); ++i) ASSERT_EQ(snow->get_int("material")[i], int(MpmMaterial::Snow));
 }
 
+TEST(MpmNodes, FilterPointsPicksOneMaterial) {
+  std::string scene = mixed_scene("");
+  const std::string filters =
+      R"(, {"id": "jelly_only", "type": "FilterPoints", "params": {"attribute": "material", "value": 1}},
+         {"id": "not_jelly", "type": "FilterPoints", "params": {"value": 1, "mode": "remove"}},
+         {"id": "bad", "type": "FilterPoints", "params": {"attribute": "J"}}
+    ],)";
+  scene.replace(scene.find("\n    ],"), 7, filters);
+  scene.replace(scene.rfind("]"), 1,
+                R"(, {"from": "solver.particles", "to": "jelly_only.points"},
+                     {"from": "solver.particles", "to": "not_jelly.points"},
+                     {"from": "solver.particles", "to": "bad.points"}])");
+  const Graph g = parse_graph(scene, builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  const auto jelly = e.cook("jelly_only", 2)->at("points").as<Points>();
+  const auto rest = e.cook("not_jelly", 2)->at("points").as<Points>();
+  ASSERT_EQ(jelly->size(), 125u);
+  ASSERT_EQ(rest->size(), 125u);
+  for (std::size_t i = 0; i < 125; ++i) {
+    EXPECT_EQ(jelly->get_int("material")[i], int(MpmMaterial::Jelly));
+    EXPECT_EQ(rest->get_int("material")[i], int(MpmMaterial::Sand));
+  }
+  EXPECT_TRUE(jelly->has("F0"));  // every attribute comes along
+  try {
+    e.cook("bad", 2);
+    FAIL() << "a float attribute cannot be matched";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("'J' is a float attribute"), std::string::npos) << err.what();
+  }
+}
+
 TEST(MpmNodes, BadMaterialsAndTooFineGridsAreNamed) {
   try {
     parse_graph(mixed_scene("\"material\": \"lava\""), builtin_registry(), "test.eddy.json");

@@ -40,6 +40,7 @@ void register_colliders(Registry& r);
 void register_pbf(Registry& r);
 void register_sph(Registry& r);
 void register_mpm(Registry& r);
+void register_points(Registry& r);
 void register_io(Registry& r);
 void register_surfacing(Registry& r);
 void register_files(Registry& r);

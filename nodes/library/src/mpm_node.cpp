@@ -1,7 +1,7 @@
 // MPMSolver: the MLS-MPM solver of core/ as a stateful node, and the nodes
-// that prepare its particles: MPMMaterial (sets the `material` attribute),
-// MergePoints (several particle sets into one) and ParticlesFromMesh (fills
-// a closed mesh with particles: a jelly bunny, a snowball).
+// that prepare its particles: MPMMaterial (sets the `material` attribute)
+// and ParticlesFromMesh (fills a closed mesh with particles: a jelly bunny,
+// a snowball).
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -149,27 +149,6 @@ class MaterialNode final : public Node {
     int32_t* mat = pts->get_int("material");
     for (std::size_t i = 0; i < pts->size(); ++i) mat[i] = int32_t(m);
     ctx.output_shared<Points>("particles", pts);
-  }
-};
-
-class MergePointsNode final : public Node {
- public:
-  void cook(CookContext& ctx) override {
-    auto out = std::make_shared<Points>();
-    for (std::size_t k = 0; k < ctx.input_count("points"); ++k) {
-      const auto in = ctx.input<Points>("points", k);
-      if (k > 0 && in->radius != out->radius && in->size() && out->size())
-        ctx.warn("input " + std::to_string(k) + " has particle radius " + std::to_string(in->radius) +
-                 " m, the first has " + std::to_string(out->radius) + " m; the first radius is kept");
-      if (k == 0 || out->radius <= 0) out->radius = in->radius;
-      out->append(*in);
-    }
-    // Fresh ids: the inputs' ids would repeat.
-    if (out->has("id")) {
-      int32_t* id = out->get_int("id");
-      for (std::size_t i = 0; i < out->size(); ++i) id[i] = int32_t(i);
-    }
-    ctx.output_shared<Points>("points", out);
   }
 };
 
@@ -334,16 +313,6 @@ void register_mpm(Registry& r) {
         .output("particles", "points", "The particles with `material` set.")
         .param_enum("material", kMaterials, "water", "The material.");
     r.add(std::move(s.make<MaterialNode>()));
-  }
-  {
-    NodeSpec s;
-    s.type = "MergePoints";
-    s.describe("Emitters",
-               "Appends any number of particle sets into one, in link order; attributes missing on one side are "
-               "zero on the other. Keeps the first input's particle radius and numbers `id` afresh.")
-        .input("points", "points", "Particle sets to merge.", false, true)
-        .output("points", "points", "All the particles.");
-    r.add(std::move(s.make<MergePointsNode>()));
   }
   {
     NodeSpec s;

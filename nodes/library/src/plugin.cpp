@@ -10,6 +10,7 @@ extern "C" __attribute__((visibility("default"))) void eddy_register_nodes(eddy:
   eddy::library::register_pbf(r);
   eddy::library::register_sph(r);
   eddy::library::register_mpm(r);
+  eddy::library::register_points(r);
   eddy::library::register_io(r);
   eddy::library::register_surfacing(r);
   eddy::library::register_files(r);
