@@ -114,28 +114,20 @@ MpmFrameStats mpm_advance_frame(MpmSolver& solver, double time, double frame_dt,
   while (steps.more()) {
     const double dt = steps.next(solver.suggest_dt());
     const int step = f.steps + 1;
-    if (!(dt >= p.min_dt) && !steps.last(dt)) {
-      std::ostringstream m;
-      m << "simulation became unstable at frame " << frame << " (substep " << step << "): the time step fell to "
-        << dt << " s, below min_dt = " << p.min_dt << " s (max speed " << solver.max_speed() << " m/s)";
-      throw Error(m.str());
-    }
+    const std::string where = "substep " + std::to_string(step);
+    if (!(dt >= p.min_dt) && !steps.last(dt))
+      throw unstable_error(frame, where, "the time step fell to ", dt, " s, below min_dt = ", p.min_dt,
+                           " s (max speed ", solver.max_speed(), " m/s)");
     const MpmStepStats st = solver.step(float(dt), float(time + steps.done()));
     steps.advance(dt);
-    if (st.nonfinite > 0) {
-      std::ostringstream m;
-      m << "simulation became unstable at frame " << frame << " (substep " << step << "): " << st.nonfinite
-        << " particle(s) with a non-finite position, velocity or deformation gradient";
-      throw Error(m.str());
-    }
+    if (st.nonfinite > 0)
+      throw unstable_error(frame, where, st.nonfinite,
+                           " particle(s) with a non-finite position, velocity or deformation gradient");
     const float cfl = st.max_speed * float(dt) / solver.dx();
-    if (cfl > p.max_cfl) {
-      std::ostringstream m;
-      m << "simulation became unstable at frame " << frame << " (substep " << step << "): max speed " << st.max_speed
-        << " m/s moves particles " << cfl << " cells per substep, beyond max_cfl = " << p.max_cfl
-        << "; stiffer materials need a smaller cfl or max_dt";
-      throw Error(m.str());
-    }
+    if (cfl > p.max_cfl)
+      throw unstable_error(frame, where, "max speed ", st.max_speed, " m/s moves particles ", cfl,
+                           " cells per substep, beyond max_cfl = ", p.max_cfl,
+                           "; stiffer materials need a smaller cfl or max_dt");
     f.steps = step;
     f.min_dt = std::min(f.min_dt, float(dt));
     f.max_dt = std::max(f.max_dt, float(dt));

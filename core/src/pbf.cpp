@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "eddy/core/error.h"
+#include "eddy/core/frame_steps.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/pbf_solver.h"
 
@@ -140,20 +141,13 @@ PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt,
   for (int s = 1; s <= substeps; ++s) {
     const PbfStepStats st = solver.step(dt, static_cast<float>(time + (s - 1) * double(dt)));
     const float cfl = st.max_speed * dt / diameter;
-    if (st.nonfinite > 0) {
-      std::ostringstream m;
-      m << "simulation became unstable at frame " << frame << " (substep " << s << " of " << substeps
-        << "): " << st.nonfinite << " particle(s) with a non-finite position or velocity";
-      throw Error(m.str());
-    }
-    if (cfl > solver.params().max_cfl) {
-      std::ostringstream m;
-      m << "simulation became unstable at frame " << frame << " (substep " << s << " of " << substeps
-        << "): max speed " << st.max_speed << " m/s moves particles " << cfl
-        << " diameters per substep, beyond the CFL bound max_cfl = " << solver.params().max_cfl
-        << "; raise substeps or check the forces";
-      throw Error(m.str());
-    }
+    const std::string where = "substep " + std::to_string(s) + " of " + std::to_string(substeps);
+    if (st.nonfinite > 0)
+      throw unstable_error(frame, where, st.nonfinite, " particle(s) with a non-finite position or velocity");
+    if (cfl > solver.params().max_cfl)
+      throw unstable_error(frame, where, "max speed ", st.max_speed, " m/s moves particles ", cfl,
+                           " diameters per substep, beyond the CFL bound max_cfl = ", solver.params().max_cfl,
+                           "; raise substeps or check the forces");
     f.substeps = s;
     iter_sum += st.iterations;
     err_sum += st.mean_density_error;

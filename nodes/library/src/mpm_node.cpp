@@ -60,28 +60,14 @@ MpmParams read_params(const CookContext& c) {
   return p;
 }
 
-class MpmNode final : public Node {
- public:
-  void cook(CookContext& ctx) override {
-    try {
-      cook_frame(ctx);
-    } catch (...) {
-      solver_.reset();  // a failed or cancelled frame leaves the state mid-step
-      last_.reset();
-      throw;
-    }
-  }
-
- private:
-  void cook_frame(CookContext& ctx) {
+class MpmNode final : public SolverNode<MpmSolver> {
+  void cook_frame(CookContext& ctx) override {
     const MpmParams p = read_params(ctx);
     const float fixed_dt = float(ctx.param_float("time_step"));
     const bool state = ctx.param_bool("store_state");
-    const uint64_t sig = params_signature(ctx);
     const std::shared_ptr<const Points> from = solver_start(ctx);
     const std::vector<Collider> colliders = input_colliders(ctx);
-    const bool fresh = !solver_ || sig != params_sig_ || from != last_;
-    if (fresh) {
+    if (must_restart(ctx, from)) {
       const std::string& mat = ctx.param_string("material");
       const bool use_attr = mat == "from_attribute";
       const MpmMaterial all = use_attr ? MpmMaterial::Water : mpm_material_from_name(mat, ctx.where() + ".material");
@@ -96,7 +82,6 @@ class MpmNode final : public Node {
                  "from rest");
       solver_ = ctx.param_string("device") == "cuda" ? gpu::make_mpm_solver_cuda(p)
                                                      : make_mpm_solver_cpu(p, ctx.threads());
-      params_sig_ = sig;
       solver_->set_colliders(colliders);
       solver_->load(*in, all);
       if (solver_->dropped() > 0)
@@ -131,13 +116,8 @@ class MpmNode final : public Node {
     }
     auto out = std::make_shared<Points>();
     solver_->store(*out, state);
-    last_ = out;
-    ctx.output_shared<Points>("particles", out);
+    output_particles(ctx, out);
   }
-
-  std::unique_ptr<MpmSolver> solver_;
-  std::shared_ptr<const Points> last_;
-  uint64_t params_sig_ = 0;
 };
 
 class MaterialNode final : public Node {

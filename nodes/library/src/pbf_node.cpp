@@ -40,29 +40,14 @@ PbfParams read_params(const CookContext& c) {
   return p;
 }
 
-class PbfNode final : public Node {
- public:
-  void cook(CookContext& ctx) override {
-    try {
-      cook_frame(ctx);
-    } catch (...) {
-      solver_.reset();  // a failed or cancelled frame leaves the state mid-step
-      last_.reset();
-      throw;
-    }
-  }
-
- private:
-  void cook_frame(CookContext& ctx) {
+class PbfNode final : public SolverNode<PbfSolver> {
+  void cook_frame(CookContext& ctx) override {
     const PbfParams p = read_params(ctx);
-    const uint64_t sig = params_signature(ctx);
     const std::shared_ptr<const Points> from = solver_start(ctx);
     const std::vector<Collider> colliders = input_colliders(ctx);
-    const bool fresh = !solver_ || sig != params_sig_ || from != last_;
-    if (fresh) {
+    if (must_restart(ctx, from)) {
       solver_ = ctx.param_string("device") == "cuda" ? gpu::make_pbf_solver_cuda(p)
                                                      : make_pbf_solver_cpu(p, ctx.threads());
-      params_sig_ = sig;
       solver_->set_colliders(colliders);  // first, so the loaded state's density counts the walls
       solver_->load(*from);
     } else {
@@ -94,13 +79,8 @@ class PbfNode final : public Node {
     }
     auto out = std::make_shared<Points>();
     solver_->store(*out);
-    last_ = out;
-    ctx.output_shared<Points>("particles", out);
+    output_particles(ctx, out);
   }
-
-  std::unique_ptr<PbfSolver> solver_;
-  std::shared_ptr<const Points> last_;
-  uint64_t params_sig_ = 0;
 };
 
 }  // namespace

@@ -50,30 +50,15 @@ SphParams read_params(const CookContext& c) {
   return p;
 }
 
-class SphNode final : public Node {
- public:
-  void cook(CookContext& ctx) override {
-    try {
-      cook_frame(ctx);
-    } catch (...) {
-      solver_.reset();  // a failed or cancelled frame leaves the state mid-step
-      last_.reset();
-      throw;
-    }
-  }
-
- private:
-  void cook_frame(CookContext& ctx) {
+class SphNode final : public SolverNode<SphSolver> {
+  void cook_frame(CookContext& ctx) override {
     const SphParams p = read_params(ctx);
     const float fixed_dt = float(ctx.param_float("time_step"));
-    const uint64_t sig = params_signature(ctx);
     const std::shared_ptr<const Points> from = solver_start(ctx);
     const std::vector<Collider> colliders = input_colliders(ctx);
-    const bool fresh = !solver_ || sig != params_sig_ || from != last_;
-    if (fresh) {
+    if (must_restart(ctx, from)) {
       solver_ = ctx.param_string("device") == "cuda" ? gpu::make_sph_solver_cuda(p)
                                                      : make_sph_solver_cpu(p, ctx.threads());
-      params_sig_ = sig;
       solver_->set_colliders(colliders);  // first: the speed estimate looks at the colliders
       solver_->load(*from);
       for (const auto& w : sph_warnings(*solver_, fixed_dt)) ctx.warn(w);
@@ -119,13 +104,8 @@ class SphNode final : public Node {
     }
     auto out = std::make_shared<Points>();
     solver_->store(*out);
-    last_ = out;
-    ctx.output_shared<Points>("particles", out);
+    output_particles(ctx, out);
   }
-
-  std::unique_ptr<SphSolver> solver_;
-  std::shared_ptr<const Points> last_;
-  uint64_t params_sig_ = 0;
 };
 
 }  // namespace

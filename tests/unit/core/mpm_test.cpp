@@ -360,6 +360,23 @@ TEST(Mpm, ParametersOutOfRangeAreRefusedByName) {
   EXPECT_THROW(validate(p), Error);
 }
 
+TEST(Mpm, AnUnstableStepStopsTheFrameWithItsNumber) {
+  // Fixed substeps 40 times the elastic limit dx / c blow a jelly block up.
+  MpmParams p;
+  Points pts = test::block(8, 8, 8, kR, vec3(0.0f, 0.5f, 0.0f));
+  for (std::size_t i = 0; i < pts.size(); ++i) pts.v()[i] = pts.P()[i] * 2.0f;
+  auto s = make_mpm_solver_cpu(p, 2);
+  s->load(pts, MpmMaterial::Jelly);
+  try {
+    for (int frame = 2; frame < 50; ++frame) mpm_advance_frame(*s, (frame - 2) / 24.0, 1 / 24.0, 0.004f, frame);
+    FAIL() << "expected the blow-up to be caught";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("simulation became unstable at frame "), std::string::npos) << m;
+    EXPECT_NE(m.find("(substep "), std::string::npos) << m;
+  }
+}
+
 TEST(Mpm, AStoredStateResumesExactly) {
   MpmParams p;
   p.domain_min = vec3(-0.5f, 0.0f, -0.5f);

@@ -4,6 +4,10 @@
 // shortened so the frame ends on a full step rather than a sliver.
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <string>
+
+#include "eddy/core/error.h"
 
 namespace eddy {
 
@@ -32,5 +36,15 @@ class FrameStepper {
   int equal_steps_ = 0;
   double done_ = 0;
 };
+
+// The error a frame driver throws when the simulation goes unstable:
+// "simulation became unstable at frame F (<where>): <what>".
+template <class... Parts>
+Error unstable_error(int frame, const std::string& where, const Parts&... what) {
+  std::ostringstream m;
+  m << "simulation became unstable at frame " << frame << " (" << where << "): ";
+  (m << ... << what);
+  return Error(m.str());
+}
 
 }  // namespace eddy
