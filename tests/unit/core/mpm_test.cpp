@@ -319,6 +319,40 @@ TEST(Mpm, PressedJellySpringsBackPressedSnowStaysCompressed) {
   EXPECT_LT(snow, 0.2 * 0.9);
 }
 
+TEST(Mpm, ABlockSlidingOnAFloorSlowsAtMuG) {
+  // Coulomb friction on the floor: a jelly block sliding at 1.5 m/s slows
+  // at mu g (the normal force is its weight), 2.94 m/s^2 for mu = 0.3.
+  MpmParams p;
+  p.domain_min = vec3(-1.0f, 0.0f, -1.0f);
+  p.domain_max = vec3(2.0f, 1.0f, 1.0f);
+  p.domain_friction = 0.3f;
+  Points pts = test::block(10, 5, 10, kR, vec3(-0.5f, 0.0f, -0.1f));
+  for (std::size_t i = 0; i < pts.size(); ++i) pts.v()[i] = vec3(1.5f, 0.0f, 0.0f);
+  auto s = make_mpm_solver_cpu(p, 2);
+  s->load(pts, MpmMaterial::Jelly);
+  auto mean_vx = [&] {
+    Points out;
+    s->store(out, false);
+    double v = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) v += out.v()[i].x;
+    return v / out.size();
+  };
+  double t = 0;
+  while (t < 0.1) {  // let the contact settle in
+    const float dt = s->suggest_dt();
+    s->step(dt, float(t));
+    t += dt;
+  }
+  const double v0 = mean_vx(), t0 = t;
+  while (t < 0.3) {
+    const float dt = s->suggest_dt();
+    s->step(dt, float(t));
+    t += dt;
+  }
+  const double decel = (v0 - mean_vx()) / (t - t0);
+  EXPECT_NEAR(decel, 0.3 * 9.81, 0.1 * 0.3 * 9.81) << "v0 " << v0;
+}
+
 TEST(Mpm, ResultsDoNotDependOnTheThreadCount) {
   MpmParams p;
   p.domain_min = vec3(-0.5f, 0.0f, -0.5f);
