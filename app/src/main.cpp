@@ -2,6 +2,7 @@
 //   eddy run GRAPH [--frames A-B] [--out DIR] [--set NODE.PARAM=VALUE ...] [--threads N]
 //   eddy nodes [TYPE] [--json]
 //   eddy validate GRAPH
+//   eddy serve [--port P] [--graph FILE] [--root DIR] [--out DIR] [--static DIR]
 // A user's mistake prints one clear message and exits with status 2.
 #include <tbb/global_control.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "server.h"
 #include "eddy/core/error.h"
 
 namespace {
@@ -43,6 +45,16 @@ int main(int argc, char** argv) {
   nodes_cmd->add_option("type", node_type, "Node type");
   nodes_cmd->add_flag("--json", nodes_json, "Print the node catalog as JSON");
 
+  eddy::app::ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand("serve", "Serve the node editor and its HTTP API");
+  serve_cmd->add_option("--port", serve.port, "Port (0: any free one)")->default_val(8188);
+  serve_cmd->add_option("--host", serve.host, "Address to listen on")->default_val("127.0.0.1");
+  serve_cmd->add_option("--root", serve.root, "Folder the graphs are read from and saved to")->default_val(".");
+  serve_cmd->add_option("--out", serve.out, "Folder for exports and cooked files (default: ROOT/out)");
+  serve_cmd->add_option("--graph", serve.graph, "Graph to open at start, relative to the root");
+  serve_cmd->add_option("--static", serve.static_dir, "The built editor (editor/dist)");
+  serve_cmd->add_option("--threads", serve.threads, "Cook threads (default: all cores)")->check(CLI::PositiveNumber);
+
   std::string validate_graph;
   auto* validate_cmd = app.add_subcommand("validate", "Load and validate a graph without cooking it");
   validate_cmd->add_option("graph", validate_graph, "Graph file (.eddy.json)")->required();
@@ -69,6 +81,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return eddy::app::run(registry, run);
     if (*nodes_cmd) return eddy::app::nodes(registry, node_type, nodes_json);
     if (*validate_cmd) return eddy::app::validate(registry, validate_graph);
+    if (*serve_cmd) return eddy::app::serve(registry, serve);
   } catch (const eddy::Error& e) {
     std::fprintf(stderr, "eddy: error: %s\n", e.what());
     return 2;

@@ -6,17 +6,7 @@
 #include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
-#include "eddy/surfacing/volume.h"
-
-namespace eddy {
-
-template <>
-struct ValueTraits<Volumes> {
-  static const char* name() { return "volumes"; }
-  static std::size_t bytes(const Volumes& v) { return v.memory_bytes(); }
-};
-
-}  // namespace eddy
+#include "eddy/graph/volumes_value.h"
 
 namespace eddy::library {
 

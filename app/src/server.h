@@ -1,0 +1,71 @@
+#pragma once
+// `eddy serve`: the editor's HTTP server. It serves the built front end and
+// a JSON API over one graph at a time, on 127.0.0.1 unless told otherwise:
+//
+//   GET  /api/catalog                 node catalog from the node specs
+//   GET  /api/graphs                  graph files (*.eddy.json) under the root
+//   GET  /api/graphs/file?path=P      one graph file's text (validated)
+//   POST /api/graph/open   {path}     loads a graph file as the current graph
+//   GET  /api/graph                   the current graph
+//   PUT  /api/graph        graph      replaces the current graph (validated)
+//   POST /api/graph/save   {path}     writes the current graph under the root
+//   POST /api/cook  {node, frames}    queues a cook of frames [a, b] (one cook at a time)
+//   POST /api/cancel                  cancels the running cook and empties the queue
+//   GET  /api/status                  running and queued cooks, cached frames per node
+//   GET  /api/events                  server-sent events of every cook (see below)
+//   GET  /api/geometry?node=N&output=O&frame=F[&attributes=a,b]
+//                                     a node output as binary geometry (geometry.h)
+//   POST /api/export {node, output, frames, format, path}
+//                                     writes .obj/.ply/.vdb files under the output folder
+//
+// Events (`data:` lines of JSON, each with "event"): connected (first, on
+// each stream: every later event reaches it), job_queued, graph_changed, exported,
+// job_started, node_started, node_progress, node_info, node_warning,
+// node_finished (seconds, bytes), node_cached, frame_done, error (node,
+// frame, message), job_finished (cancelled, failed).
+//
+// Safety: paths in requests are relative, without "..", and must resolve
+// (links followed) inside the root (graphs) or the output folder (exports);
+// request bodies are bounded; a failing node is reported as an error event
+// and never takes the server down; a client that goes away mid-stream only
+// ends its own stream.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "eddy/graph/registry.h"
+
+namespace eddy::app {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8188;                // 0: any free port (see Server::port)
+  std::string root = ".";         // graphs are read from and saved under here
+  std::string out;                // exports and cooked files; empty: ROOT/out
+  std::string graph;              // opened at start (relative to the root), optional
+  std::string static_dir;         // the built front end; empty: none
+  std::size_t max_body = 8 << 20;  // bytes
+  int threads = 0;                // cook threads, 0: all
+};
+
+class Server {
+ public:
+  Server(const Registry& registry, ServeOptions options);
+  ~Server();
+  // Binds and starts serving on background threads; returns the port.
+  // Throws eddy::Error when the address cannot be bound.
+  int start();
+  int port() const;
+  // Blocks until stop() (from another thread or a signal handler's thread).
+  void wait();
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// `eddy serve`: runs until interrupted; returns the exit status.
+int serve(const Registry& registry, const ServeOptions& options);
+
+}  // namespace eddy::app

@@ -1,0 +1,375 @@
+// The editor's server (`eddy serve`) in-process, over real HTTP on
+// 127.0.0.1: every endpoint, malformed bodies, path traversal, concurrent
+// requests, server-sent events, a cook cancelled midway, a failing node, and
+// a client that goes away mid-stream.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "eddy/graph/registry.h"
+#include "server.h"
+
+namespace eddy::app {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const Registry& registry() {
+  static Registry r;
+  static bool loaded = false;
+  if (!loaded) {
+    r.load_plugin(std::string(EDDY_BINARY_DIR) + "/plugins/eddy_builtin_nodes.so");
+    loaded = true;
+  }
+  return r;
+}
+
+// A tank with a block of water and a PBF solver: radius r, frames 1..last.
+std::string small_graph(double r, int last, const std::string& extra_nodes = "", const std::string& extra_links = "") {
+  return R"({"format": "eddy-graph", "version": 1, "frame_range": [1, )" + std::to_string(last) + R"(], "fps": 24,
+  "nodes": [
+    {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0.5, 0.5, 0.2], "size": [1, 1, 0.4]}},
+    {"id": "water", "type": "FluidBox", "params": {"center": [0.2, 0.2, 0.2], "size": [0.4, 0.4, 0.4], "particle_radius": )" +
+         std::to_string(r) + R"(}},
+    {"id": "solver", "type": "PBFSolver"})" + extra_nodes + R"(
+  ],
+  "links": [
+    {"from": "tank.colliders", "to": "water.colliders"},
+    {"from": "water.particles", "to": "solver.particles"},
+    {"from": "tank.colliders", "to": "solver.colliders"})" + extra_links + R"(
+  ]})";
+}
+
+std::string url_encode(const std::string& s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      out += char(ch);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", ch);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() / ("eddy_serve_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    fs::create_directories(root / "graphs");
+    std::ofstream(root / "graphs" / "small.eddy.json") << small_graph(0.05, 10);
+    std::ofstream(root / "notes.txt") << "not a graph";
+    ServeOptions o;
+    o.port = 0;
+    o.root = root.string();
+    o.threads = 2;
+    server = std::make_unique<Server>(registry(), o);
+    port = server->start();
+  }
+  void TearDown() override {
+    server->stop();
+    fs::remove_all(root);
+  }
+  httplib::Client client() {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(30, 0);
+    return c;
+  }
+  void open_small() {
+    auto r = client().Post("/api/graph/open", R"({"path": "graphs/small.eddy.json"})", "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+
+  fs::path root;
+  std::unique_ptr<Server> server;
+  int port = 0;
+};
+
+// Collects server-sent events on a thread until `until` matches one.
+class EventReader {
+ public:
+  EventReader(int port, std::function<bool(const json&)> until) : until_(std::move(until)) {
+    thread_ = std::thread([this, port] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_read_timeout(60, 0);
+      std::string buffer;
+      c.Get("/api/events", [&](const char* data, std::size_t n) {
+        buffer.append(data, n);
+        for (std::size_t p; (p = buffer.find("\n\n")) != std::string::npos;) {
+          const std::string block = buffer.substr(0, p);
+          buffer.erase(0, p + 2);
+          if (block.rfind("data: ", 0) != 0) continue;
+          const json e = json::parse(block.substr(6));
+          if (e["event"] == "connected") {
+            connected_ = true;
+            continue;
+          }
+          std::lock_guard<std::mutex> lock(mu_);
+          events_.push_back(e);
+          if (until_(e)) {
+            done_ = true;
+            return false;  // closes the stream
+          }
+        }
+        return !stop_;
+      });
+    });
+    // The stream is open (the server's first event) before the caller starts what it watches.
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!connected_ && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_TRUE(connected_) << "the event stream did not open";
+  }
+  ~EventReader() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<json> wait() {
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  bool done() const { return done_; }
+
+ private:
+  std::function<bool(const json&)> until_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<json> events_;
+  std::atomic<bool> stop_{false}, done_{false}, connected_{false};
+};
+
+TEST_F(ServerTest, CatalogGraphsOpenAndSave) {
+  auto c = client();
+  auto r = c.Get("/api/catalog");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("\"MPMSolver\""), std::string::npos);
+  EXPECT_NE(r->body.find("\"FluidBox\""), std::string::npos);
+
+  r = c.Get("/api/graphs");
+  ASSERT_TRUE(r);
+  const json list = json::parse(r->body);
+  ASSERT_EQ(list.size(), 1u) << r->body;
+  EXPECT_EQ(list[0]["path"], "graphs/small.eddy.json");
+
+  r = c.Get("/api/graph");
+  EXPECT_EQ(r->status, 409) << "no graph open yet";
+  open_small();
+  r = c.Get("/api/graph");
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["nodes"].size(), 3u);
+
+  r = c.Post("/api/graph/save", R"({"path": "graphs/copy.eddy.json"})", "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(fs::exists(root / "graphs" / "copy.eddy.json"));
+  r = c.Get("/api/graphs/file?path=graphs/copy.eddy.json");
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["nodes"].size(), 3u);
+}
+
+TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {
+  auto c = client();
+  auto r = c.Put("/api/graph", "{not json", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("error"), std::string::npos);
+
+  std::string bad = small_graph(0.05, 10);
+  bad.replace(bad.find("\"particle_radius\": "), 19, "\"particle_radius\": -");
+  r = c.Put("/api/graph", bad, "application/json");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(json::parse(r->body)["error"].get<std::string>().find("particle_radius"), std::string::npos) << r->body;
+
+  open_small();
+  r = c.Post("/api/cook", "[1, 2]", "application/json");
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = c.Post("/api/cook", R"({"node": "nope", "frames": [1, 2]})", "application/json");
+  EXPECT_EQ(r->status, 404) << r->body;
+  r = c.Post("/api/cook", R"({"frames": [5, 2]})", "application/json");
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = c.Get("/api/geometry?node=solver&frame=x");
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = c.Get("/api/geometry?node=tank&frame=1");
+  EXPECT_EQ(r->status, 415) << "colliders are not geometry: " << r->body;
+  // Too large a body.
+  r = c.Put("/api/graph", std::string(9 << 20, ' '), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+}
+
+TEST_F(ServerTest, PathsOutsideTheRootAndOutputFolderAreRefused) {
+  fs::create_directories(root.parent_path() / "eddy_outside");
+  std::ofstream(root.parent_path() / "eddy_outside" / "x.eddy.json") << small_graph(0.05, 1);
+  std::error_code ec;
+  fs::create_directory_symlink(root.parent_path() / "eddy_outside", root / "link", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  auto c = client();
+  for (const std::string path : {"../eddy_outside/x.eddy.json", "/etc/passwd", "link/x.eddy.json",
+                                 "graphs/../../eddy_outside/x.eddy.json"}) {
+    auto r = c.Get(("/api/graphs/file?path=" + url_encode(path)).c_str());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << path << ": " << r->body;
+    r = c.Post("/api/graph/open", json{{"path", path}}.dump(), "application/json");
+    EXPECT_EQ(r->status, 403) << path;
+  }
+  auto r = c.Get("/api/graphs/file?path=notes.txt");
+  EXPECT_EQ(r->status, 400) << "not a graph file";
+  open_small();
+  r = c.Post("/api/graph/save", R"({"path": "../escape.eddy.json"})", "application/json");
+  EXPECT_EQ(r->status, 403);
+  r = c.Post("/api/export", R"({"node": "solver", "frames": [1, 1], "path": "../../escape.ply"})", "application/json");
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_FALSE(fs::exists(root.parent_path() / "escape.eddy.json"));
+  fs::remove_all(root.parent_path() / "eddy_outside");
+}
+
+TEST_F(ServerTest, CookStreamsEventsThenGeometryAndExport) {
+  open_small();
+  EventReader events(port, [](const json& e) { return e["event"] == "job_finished"; });
+  auto c = client();
+  auto r = c.Post("/api/cook", R"({"node": "solver", "frames": [1, 3]})", "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto ev = events.wait();
+  ASSERT_TRUE(events.done());
+  int started = 0, finished = 0, frames = 0;
+  for (const json& e : ev) {
+    if (e["event"] == "node_started" && e["node"] == "solver") ++started;
+    if (e["event"] == "node_finished" && e["node"] == "solver") {
+      ++finished;
+      EXPECT_GE(e["seconds"].get<double>(), 0.0);
+      EXPECT_GT(e["bytes"].get<double>(), 0.0);
+    }
+    if (e["event"] == "frame_done") ++frames;
+  }
+  EXPECT_EQ(started, 3);
+  EXPECT_EQ(finished, 3);
+  EXPECT_EQ(frames, 3);
+  EXPECT_FALSE(ev.back()["cancelled"].get<bool>());
+  EXPECT_FALSE(ev.back()["failed"].get<bool>());
+
+  r = c.Get("/api/status");
+  const json st = json::parse(r->body);
+  EXPECT_EQ(st["cached"]["solver"], json::parse("[[1, 3]]")) << r->body;
+
+  // Geometry: the header, the count, P and the chosen attribute.
+  r = c.Get("/api/geometry?node=solver&frame=3&attributes=v");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string& g = r->body;
+  ASSERT_GE(g.size(), 28u);
+  EXPECT_EQ(g.substr(0, 4), "EDGY");
+  uint32_t u[6];
+  std::memcpy(u, g.data(), sizeof u);
+  EXPECT_EQ(u[1], 1u);  // version
+  EXPECT_EQ(u[2], 1u);  // points
+  const uint32_t n = u[3];
+  EXPECT_EQ(n, 64u);    // 4 x 4 x 4 at spacing 0.1 m
+  EXPECT_EQ(u[5], 1u);  // one attribute
+  // header 24 + P + (name length, "v" padded, type) + v
+  EXPECT_EQ(g.size(), 24u + n * 12 + 4 + 4 + 4 + n * 12);
+  r = c.Get("/api/geometry?node=solver&frame=3&attributes=nope");
+  EXPECT_EQ(r->status, 400) << r->body;
+
+  r = c.Post("/api/export", R"({"node": "solver", "frames": [2, 3], "path": "exports/water.$F4.ply"})",
+             "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["files"].size(), 2u);
+  EXPECT_TRUE(fs::exists(root / "out" / "exports" / "water.0002.ply"));
+  EXPECT_TRUE(fs::exists(root / "out" / "exports" / "water.0003.ply"));
+  r = c.Post("/api/export", R"({"node": "solver", "frames": [2, 3], "path": "exports/water.ply"})", "application/json");
+  EXPECT_EQ(r->status, 400) << "a range needs a frame token: " << r->body;
+}
+
+TEST_F(ServerTest, ACookIsCancelledMidway) {
+  // Longer: 512 particles over 200 frames.
+  std::ofstream(root / "graphs" / "long.eddy.json") << small_graph(0.025, 200);
+  auto c = client();
+  ASSERT_EQ(c.Post("/api/graph/open", R"({"path": "graphs/long.eddy.json"})", "application/json")->status, 200);
+  EventReader first(port, [](const json& e) { return e["event"] == "frame_done" && e["frame"] == 2; });
+  ASSERT_EQ(c.Post("/api/cook", R"({"node": "solver", "frames": [1, 200]})", "application/json")->status, 200);
+  first.wait();
+  EventReader rest(port, [](const json& e) { return e["event"] == "job_finished"; });
+  ASSERT_EQ(c.Post("/api/cancel", "", "application/json")->status, 200);
+  const auto ev = rest.wait();
+  ASSERT_FALSE(ev.empty());
+  EXPECT_TRUE(ev.back()["cancelled"].get<bool>());
+  int last = 0;
+  for (const json& e : ev)
+    if (e["event"] == "frame_done") last = e["frame"];
+  EXPECT_LT(last, 200);
+  const json st = json::parse(c.Get("/api/status")->body);
+  EXPECT_TRUE(st["running"].is_null());
+  // The engine takes new work after a cancel.
+  EventReader again(port, [](const json& e) { return e["event"] == "job_finished"; });
+  ASSERT_EQ(c.Post("/api/cook", R"({"node": "solver", "frames": [1, 1]})", "application/json")->status, 200);
+  EXPECT_FALSE(again.wait().back()["cancelled"].get<bool>());
+}
+
+TEST_F(ServerTest, AFailingNodeIsAnErrorEventAndTheServerLivesOn) {
+  const std::string graph = small_graph(0.05, 5, R"(,
+    {"id": "mesh", "type": "ReadMesh", "params": {"path": "missing/lemon.obj"}})");
+  auto c = client();
+  auto r = c.Put("/api/graph", graph, "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EventReader events(port, [](const json& e) { return e["event"] == "job_finished"; });
+  ASSERT_EQ(c.Post("/api/cook", R"({"node": "mesh", "frames": [1, 2]})", "application/json")->status, 200);
+  const auto ev = events.wait();
+  bool error = false;
+  for (const json& e : ev)
+    if (e["event"] == "error") {
+      error = true;
+      EXPECT_EQ(e["node"], "mesh");
+      EXPECT_NE(e["message"].get<std::string>().find("lemon.obj"), std::string::npos) << e.dump();
+    }
+  EXPECT_TRUE(error);
+  EXPECT_TRUE(ev.back()["failed"].get<bool>());
+  r = c.Get("/api/geometry?node=mesh&frame=1");
+  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(json::parse(r->body)["node"], "mesh");
+  EXPECT_EQ(c.Get("/api/catalog")->status, 200);
+}
+
+TEST_F(ServerTest, ConcurrentRequestsAndAClientLeavingMidStream) {
+  open_small();
+  // A client opens the event stream and goes away after its first bytes.
+  {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(5, 0);
+    c.Get("/api/events", [](const char*, std::size_t) { return false; });
+  }
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      httplib::Client c("127.0.0.1", port);
+      for (int k = 0; k < 10; ++k) {
+        auto a = c.Get("/api/status");
+        auto b = c.Get("/api/graph");
+        if (a && a->status == 200 && b && b->status == 200) ++ok;
+      }
+    });
+  EventReader events(port, [](const json& e) { return e["event"] == "job_finished"; });
+  auto c = client();
+  ASSERT_EQ(c.Post("/api/cook", R"({"node": "solver", "frames": [1, 2]})", "application/json")->status, 200);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 80);
+  EXPECT_FALSE(events.wait().empty());
+}
+
+}  // namespace
+}  // namespace eddy::app
