@@ -6,7 +6,7 @@ JOBS      ?= $(shell nproc)
 DEMO_OUT  ?= out/demo
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build test demo bench docs clean
+.PHONY: all setup configure build editor test demo bench docs clean
 
 all: build
 
@@ -21,7 +21,16 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: build
+# The web editor: npm packages from the lock file, then a Vite build into
+# editor/dist (which `eddy serve` serves); redone only when a source changed.
+EDITOR_SOURCES := $(shell find editor/src editor/index.html editor/vite.config.ts editor/tsconfig.json editor/package-lock.json 2>/dev/null)
+editor: setup editor/dist/index.html
+editor/node_modules/.package-lock.json: editor/package-lock.json
+	@cd editor && npm ci --no-audit --no-fund --loglevel=error
+editor/dist/index.html: editor/node_modules/.package-lock.json $(EDITOR_SOURCES)
+	@cd editor && npm run --silent build > /dev/null
+
+test: build editor
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 demo: build

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Eddy builds with, and only those that are missing.
+# Installs the Debian packages Eddy builds with, and only those that are missing
+# (Chromium is for the editor's browser tests; Node.js and npm come with the machine).
 # Quiet and quick when everything is already there: one dpkg-query, no apt-get.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ packages=(
   libtbb-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libopenvdb-dev libboost-dev libimath-dev
+  chromium
 )
 
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '$4 == "installed" {print $1}' || true)

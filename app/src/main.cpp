@@ -81,7 +81,14 @@ int main(int argc, char** argv) {
     if (*run_cmd) return eddy::app::run(registry, run);
     if (*nodes_cmd) return eddy::app::nodes(registry, node_type, nodes_json);
     if (*validate_cmd) return eddy::app::validate(registry, validate_graph);
-    if (*serve_cmd) return eddy::app::serve(registry, serve);
+    if (*serve_cmd) {
+      // The editor built in this checkout (editor/dist beside the build folder), unless told otherwise.
+      if (serve.static_dir.empty()) {
+        const auto dist = std::filesystem::path(exe_path()).parent_path() / ".." / ".." / "editor" / "dist";
+        if (std::filesystem::is_regular_file(dist / "index.html")) serve.static_dir = dist.lexically_normal().string();
+      }
+      return eddy::app::serve(registry, serve);
+    }
   } catch (const eddy::Error& e) {
     std::fprintf(stderr, "eddy: error: %s\n", e.what());
     return 2;

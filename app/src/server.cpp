@@ -205,7 +205,7 @@ struct Server::Impl {
 
   // The current graph and its engine; engine_mu is held for one frame's
   // cook at a time, so requests interleave with a long cook.
-  std::mutex engine_mu;
+  std::timed_mutex engine_mu;
   std::unique_ptr<CookEngine> engine;
 
   // The cook queue.
@@ -217,7 +217,7 @@ struct Server::Impl {
   bool quitting = false;
 
   void set_graph(Graph g) {
-    std::lock_guard<std::mutex> lock(engine_mu);
+    std::lock_guard<std::timed_mutex> lock(engine_mu);
     if (engine) {
       engine->set_graph(std::move(g));
     } else {
@@ -257,7 +257,7 @@ struct Server::Impl {
     for (int f = job.first; f <= job.last && !cancelled && !failed; ++f) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        std::lock_guard<std::mutex> lock(engine_mu);
+        std::lock_guard<std::timed_mutex> lock(engine_mu);
         if (!engine) throw Error("no graph is open");
         if (engine->cancel_requested()) throw Cancelled();
         if (job.node.empty()) engine->cook_frame(f);
@@ -278,7 +278,7 @@ struct Server::Impl {
       hub.publish({{"event", "frame_done"}, {"job", job.id}, {"frame", f}, {"seconds", secs}});
     }
     {
-      std::lock_guard<std::mutex> lock(engine_mu);
+      std::lock_guard<std::timed_mutex> lock(engine_mu);
       if (engine) engine->clear_cancel();
     }
     hub.publish({{"event", "job_finished"}, {"job", job.id}, {"cancelled", cancelled}, {"failed", failed}});
@@ -327,7 +327,7 @@ struct Server::Impl {
     http.Put("/api/graph", wrap([this](const auto& req, auto& res) {
       Graph g = parse_graph(req.body, registry, "the request body", ValidateOptions{false});
       {
-        std::lock_guard<std::mutex> lock(engine_mu);
+        std::lock_guard<std::timed_mutex> lock(engine_mu);
         if (engine) g.source = engine->graph().source;  // relative input paths keep resolving
       }
       set_graph(std::move(g));
@@ -337,7 +337,7 @@ struct Server::Impl {
     http.Post("/api/graph/save", wrap([this](const auto& req, auto& res) {
       const std::string rel = field<std::string>(parse_body(req), "path", "", true);
       const fs::path p = graph_path(rel);
-      std::lock_guard<std::mutex> lock(engine_mu);
+      std::lock_guard<std::timed_mutex> lock(engine_mu);
       save_graph(need_engine().graph(), registry, p.string());
       res.set_content(json{{"saved", rel}}.dump(), "application/json");
     }));
@@ -346,7 +346,7 @@ struct Server::Impl {
       const std::string node = field<std::string>(body, "node", "");
       std::pair<int, int> frames;
       {
-        std::lock_guard<std::mutex> lock(engine_mu);
+        std::lock_guard<std::timed_mutex> lock(engine_mu);
         const Graph& g = need_engine().graph();
         if (!node.empty() && !g.find(node)) throw HttpError(404, "no node '" + node + "' in the graph");
         frames = frame_pair(body, g);
@@ -410,7 +410,7 @@ struct Server::Impl {
   }
 
   void reply_graph(httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(engine_mu);
+    std::lock_guard<std::timed_mutex> lock(engine_mu);
     res.set_content(graph_to_json(need_engine().graph(), registry), "application/json");
   }
 
@@ -454,8 +454,9 @@ struct Server::Impl {
       s["running"] = running ? json{{"job", running->id}, {"node", running->node}} : json(nullptr);
       s["queued"] = queue.size();
     }
-    // The cached frames per node, when the engine is free to answer.
-    std::unique_lock<std::mutex> lock(engine_mu, std::try_to_lock);
+    // The cached frames per node, when the engine is free to answer soon
+    // (not while a frame cooks: the client keeps what it knew).
+    std::unique_lock<std::timed_mutex> lock(engine_mu, std::chrono::milliseconds(250));
     if (lock.owns_lock() && engine) {
       const Graph& g = engine->graph();
       // As ranges [first, last]: a static node is cached for the whole range.
@@ -480,7 +481,7 @@ struct Server::Impl {
 
   // The value of node.output at frame, cooked when not cached.
   Value value_of(const std::string& node, const std::string& output, int frame) {
-    std::lock_guard<std::mutex> lock(engine_mu);
+    std::lock_guard<std::timed_mutex> lock(engine_mu);
     CookEngine& e = need_engine();
     const GraphNode* n = e.graph().find(node);
     if (!n) throw HttpError(404, "no node '" + node + "' in the graph");
@@ -520,7 +521,7 @@ struct Server::Impl {
     const std::string pattern = field<std::string>(body, "path", "", true);
     std::pair<int, int> frames;
     {
-      std::lock_guard<std::mutex> lock(engine_mu);
+      std::lock_guard<std::timed_mutex> lock(engine_mu);
       frames = frame_pair(body, need_engine().graph());
     }
     if (frames.first != frames.second && !has_frame_token(pattern))

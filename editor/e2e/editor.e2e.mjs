@@ -1,0 +1,188 @@
+// End-to-end test of the editor in a real browser: playwright-core driving
+// Debian's Chromium against `eddy serve` on an example graph. Run by
+// `make test` (through ctest) after the editor is built.
+//
+//   node e2e/editor.e2e.mjs [EDDY_BINARY]
+//
+// Opens the editor, loads water_hits_lemon, adds nodes from the library and
+// wires them with real mouse drags, tries an invalid link and sees it
+// refused, changes a parameter, cooks frames and watches the badges and the
+// cached bar, checks that the viewport shows particles, exports files and
+// finds them, and breaks a parameter to see the error badge.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..", "..");
+const eddy = process.argv[2] ?? path.join(repo, "build", "bin", "eddy");
+if (!fs.existsSync(path.join(repo, "editor", "dist", "index.html"))) {
+  console.log("FAIL the editor is not built (editor/dist): run `make editor` (or `make test`)");
+  process.exit(1);
+}
+const out = fs.mkdtempSync(path.join(os.tmpdir(), "eddy_e2e_"));
+const failures = [];
+const check = (ok, what) => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failures.push(what);
+};
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(eddy, ["serve", "--port", "0", "--root", path.join(repo, "examples"), "--out", out,
+                              "--static", path.join(repo, "editor", "dist"), "--threads", "2"]);
+    let text = "";
+    proc.stdout.on("data", (d) => {
+      text += d;
+      const m = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(text);
+      if (m) resolve({ proc, port: Number(m[1]) });
+    });
+    proc.stderr.on("data", (d) => process.stderr.write(d));
+    proc.on("exit", (code) => reject(new Error(`eddy serve exited with ${code}`)));
+    setTimeout(() => reject(new Error("eddy serve did not start")), 20000);
+  });
+}
+
+async function centre(page, testid) {
+  const box = await page.getByTestId(testid).boundingBox();
+  if (!box) throw new Error(`${testid} is not visible`);
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+// A real mouse drag from one socket to another.
+async function drag(page, from, to) {
+  const a = await centre(page, from);
+  const b = await centre(page, to);
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  for (let k = 1; k <= 10; k++) await page.mouse.move(a.x + ((b.x - a.x) * k) / 10, a.y + ((b.y - a.y) * k) / 10);
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
+
+const edgeCount = (page) => page.locator(".react-flow__edge").count();
+
+const { proc, port } = await startServer();
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
+         "--disable-background-networking"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.on("pageerror", (e) => failures.push(`page error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && console.log(`browser: ${m.text()}`));
+  await page.goto(`http://127.0.0.1:${port}/`);
+
+  // Load an example.
+  await page.getByTestId("example-water_hits_lemon.eddy.json").click();
+  await page.getByTestId("node-solver").waitFor({ timeout: 15000 });
+  check((await page.locator(".eddy-node").count()) >= 8, "the example's nodes are on the canvas");
+  const edges0 = await edgeCount(page);
+  check(edges0 >= 8, `the example's links are drawn (${edges0})`);
+
+  // Add two nodes from the library (search, then click).
+  await page.getByTestId("library-search").fill("FluidBox");
+  await page.getByTestId("lib-FluidBox").click();
+  await page.getByTestId("library-search").fill("WriteParticles");
+  await page.getByTestId("lib-WriteParticles").click();
+  await page.getByTestId("library-search").fill("");
+  await page.getByTestId("node-fluidbox1").waitFor();
+  await page.getByTestId("node-writeparticles1").waitFor();
+  // Keep the new nodes apart: drag WriteParticles by its title to the right.
+  const wp = await page.getByTestId("node-writeparticles1").locator(".eddy-node-title").boundingBox();
+  await page.mouse.move(wp.x + 20, wp.y + 8);
+  await page.mouse.down();
+  await page.mouse.move(wp.x + 200, wp.y + 150, { steps: 10 });
+  await page.mouse.up();
+
+  // An invalid link (points into an input of mesh type) is refused...
+  await drag(page, "out-fluidbox1-particles", "in-mesher-sdf");
+  check((await edgeCount(page)) === edges0, "a link between different socket types is refused");
+  // ...a valid one is made with a real mouse drag.
+  await drag(page, "out-fluidbox1-particles", "in-writeparticles1-particles");
+  check((await edgeCount(page)) === edges0 + 1, "a valid link is made by dragging");
+
+  // Change a parameter of the solver.
+  await page.getByTestId("node-solver").click();
+  await page.getByTestId("param-substeps").fill("3");
+  await page.getByTestId("param-substeps").press("Enter");
+  await page.waitForFunction(() => document.querySelector('[data-testid="message"]')?.textContent === "graph updated");
+  check(true, "a parameter change is accepted by the server");
+
+  // Cook three frames of the solver (the display node) and watch progress.
+  await page.getByTestId("display-flag").click();
+  await page.getByTestId("cook-first").fill("1");
+  await page.getByTestId("cook-last").fill("3");
+  await page.getByTestId("cook").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="message"]')?.textContent === "cook finished",
+                             null, { timeout: 120000 });
+  const badge = await page.getByTestId("badge-solver").getAttribute("data-state");
+  check(badge === "cached", `the solver's badge shows it cooked (${badge})`);
+  const bar = await page.getByTestId("cached-bar").locator(".cached").first().waitFor({ timeout: 10000 })
+    .then(() => 1, () => 0);
+  check(bar >= 1, "the timeline shows the cached range");
+  if (bar < 1) console.log(await page.evaluate(async () => JSON.stringify(await (await fetch("/api/status")).json()).slice(0, 400)));
+
+  // The viewport shows the particles at frame 3.
+  await page.getByTestId("frame-slider").fill("3");
+  await page.waitForTimeout(1500);
+  const shot = await page.getByTestId("viewport").screenshot();
+  fs.writeFileSync(path.join(out, "viewport.png"), shot);
+  // Count lit particle pixels: blues to whites, brighter than the background and the grid.
+  const count = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 120 && d[i + 2] >= d[i]) n++;
+    return n;
+  }, shot.toString("base64"));
+  check(count > 2000, `the viewport shows fluid pixels (${count})`);
+  if (count <= 2000)
+    console.log(await page.evaluate(() => {
+      const c = document.querySelector(".viewport canvas");
+      const m = document.querySelector(".viewport-message");
+      return JSON.stringify({ canvas: c ? [c.width, c.height, c.clientWidth, c.clientHeight] : null, message: m?.textContent,
+                              frame: document.querySelector('[data-testid="frame"]')?.textContent });
+    }));
+
+  // Export the solver's particles and find the files.
+  await page.getByTestId("export-path").fill("e2e/particles.$F4.ply");
+  await page.getByTestId("export").click();
+  await page.getByTestId("exported").waitFor({ timeout: 60000 });
+  const files = ["e2e/particles.0001.ply", "e2e/particles.0002.ply", "e2e/particles.0003.ply"];
+  check(files.every((f) => fs.existsSync(path.join(out, f))), "exported files are in the output folder");
+
+  // Break a parameter: the node shows an error badge with the reason.
+  await page.getByTestId("node-fluidbox1").click();
+  await page.getByTestId("param-particle_radius").fill("-1");
+  await page.getByTestId("param-particle_radius").press("Enter");
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="badge-fluidbox1"]')?.getAttribute("data-state") === "error",
+    null, { timeout: 10000 });
+  const why = await page.getByTestId("badge-fluidbox1").getAttribute("title");
+  check(/particle_radius/.test(why ?? ""), `the error badge names the parameter (${why})`);
+} catch (e) {
+  failures.push(String(e));
+  console.log(`FAIL ${e}`);
+} finally {
+  await browser.close();
+  proc.kill("SIGINT");
+}
+
+if (failures.length) {
+  console.log(`\n${failures.length} check(s) failed; files in ${out}`);
+  process.exit(1);
+}
+fs.rmSync(out, { recursive: true, force: true });
+console.log("\neditor end-to-end: all checks passed");

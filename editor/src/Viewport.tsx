@@ -1,0 +1,175 @@
+// The 3D viewport (three.js): particles as shaded sphere impostors that
+// write real depth, coloured by speed; meshes with normals; orbit camera.
+import { useEffect, useRef } from "react";
+import * as THREE from "three";
+import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
+import type { Geometry } from "./geometry";
+
+const impostorVertex = /* glsl */ `
+  uniform float uRadius;
+  uniform float uScale;
+  attribute vec3 color;
+  varying vec3 vColor;
+  varying vec3 vCenter;
+  varying float vRadius;
+  void main() {
+    vec4 mv = modelViewMatrix * vec4(position, 1.0);
+    vCenter = mv.xyz;
+    vRadius = uRadius;
+    vColor = color;
+    gl_Position = projectionMatrix * mv;
+    gl_PointSize = max(2.0, 2.0 * uRadius * uScale / -mv.z);
+  }
+`;
+const impostorFragment = /* glsl */ `
+  uniform mat4 projectionMatrix;
+  varying vec3 vColor;
+  varying vec3 vCenter;
+  varying float vRadius;
+  void main() {
+    vec2 q = gl_PointCoord * 2.0 - 1.0;
+    q.y = -q.y;
+    float d2 = dot(q, q);
+    if (d2 > 1.0) discard;
+    vec3 n = vec3(q, sqrt(1.0 - d2));
+    vec3 p = vCenter + n * vRadius;
+    vec4 clip = projectionMatrix * vec4(p, 1.0);
+    gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
+    vec3 l = normalize(vec3(0.4, 0.8, 0.6));
+    float diffuse = max(dot(n, l), 0.0);
+    float spec = pow(max(dot(reflect(-l, n), vec3(0.0, 0.0, 1.0)), 0.0), 32.0);
+    gl_FragColor = vec4(vColor * (0.25 + 0.75 * diffuse) + 0.3 * spec, 1.0);
+  }
+`;
+
+export interface ViewportProps {
+  geometry: Geometry | null;
+  message: string;
+}
+
+export function Viewport({ geometry, message }: ViewportProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const state = useRef<{
+    renderer: THREE.WebGLRenderer;
+    scene: THREE.Scene;
+    camera: THREE.PerspectiveCamera;
+    controls: OrbitControls;
+    object: THREE.Object3D | null;
+    fitted: boolean;
+  } | null>(null);
+
+  useEffect(() => {
+    const el = host.current!;
+    const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+    renderer.setPixelRatio(window.devicePixelRatio);
+    renderer.setClearColor(0x1d2229);
+    el.appendChild(renderer.domElement);
+    const scene = new THREE.Scene();
+    scene.add(new THREE.AmbientLight(0xffffff, 0.5));
+    const sun = new THREE.DirectionalLight(0xffffff, 1.5);
+    sun.position.set(2, 4, 3);
+    scene.add(sun);
+    scene.add(new THREE.GridHelper(4, 20, 0x445566, 0x2c343d));
+    const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 200);
+    camera.position.set(2.5, 2, 3);
+    const controls = new OrbitControls(camera, renderer.domElement);
+    controls.target.set(0, 0.5, 0);
+    const resize = () => {
+      const w = el.clientWidth, h = el.clientHeight;
+      renderer.setSize(w, h, false);
+      renderer.domElement.style.width = "100%";
+      renderer.domElement.style.height = "100%";
+      camera.aspect = w / Math.max(1, h);
+      camera.updateProjectionMatrix();
+    };
+    const observer = new ResizeObserver(resize);
+    observer.observe(el);
+    resize();
+    let frame = 0;
+    const loop = () => {
+      controls.update();
+      const pts = state.current?.object;
+      if (pts && (pts as THREE.Points).isPoints) {
+        const m = (pts as THREE.Points).material as THREE.ShaderMaterial;
+        m.uniforms.uScale.value = renderer.domElement.height / (2 * Math.tan((camera.fov * Math.PI) / 360));
+      }
+      renderer.render(scene, camera);
+      frame = requestAnimationFrame(loop);
+    };
+    loop();
+    state.current = { renderer, scene, camera, controls, object: null, fitted: false };
+    return () => {
+      cancelAnimationFrame(frame);
+      observer.disconnect();
+      controls.dispose();
+      renderer.dispose();
+      el.removeChild(renderer.domElement);
+    };
+  }, []);
+
+  useEffect(() => {
+    const s = state.current;
+    if (!s) return;
+    if (s.object) {
+      s.scene.remove(s.object);
+      const o = s.object as THREE.Mesh;
+      o.geometry?.dispose();
+      (o.material as THREE.Material)?.dispose();
+      s.object = null;
+    }
+    if (!geometry) return;
+    const g = new THREE.BufferGeometry();
+    g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
+    let object: THREE.Object3D;
+    if (geometry.kind === "points") {
+      // Colour by speed: deep blue at rest to white at the fastest (at least 2 m/s, so a slow scene stays blue).
+      const colors = new Float32Array(geometry.count * 3);
+      const v = geometry.attributes.get("v");
+      let vmax = 2.0;
+      const speed = new Float32Array(geometry.count);
+      if (v && v.type === "vec3") {
+        for (let i = 0; i < geometry.count; i++) {
+          speed[i] = Math.hypot(v.data[3 * i], v.data[3 * i + 1], v.data[3 * i + 2]);
+          vmax = Math.max(vmax, speed[i]);
+        }
+      }
+      for (let i = 0; i < geometry.count; i++) {
+        const t = speed[i] / vmax;
+        colors[3 * i] = 0.1 + 0.9 * t;
+        colors[3 * i + 1] = 0.35 + 0.65 * t;
+        colors[3 * i + 2] = 0.85 + 0.15 * t;
+      }
+      g.setAttribute("color", new THREE.BufferAttribute(colors, 3));
+      const material = new THREE.ShaderMaterial({
+        vertexShader: impostorVertex,
+        fragmentShader: impostorFragment,
+        uniforms: { uRadius: { value: geometry.radius || 0.01 }, uScale: { value: 500 } },
+      });
+      object = new THREE.Points(g, material);
+    } else {
+      g.setIndex(new THREE.BufferAttribute(new Uint32Array(geometry.indices), 1));
+      if (geometry.N) g.setAttribute("normal", new THREE.BufferAttribute(new Float32Array(geometry.N), 3));
+      else g.computeVertexNormals();
+      object = new THREE.Mesh(g, new THREE.MeshStandardMaterial({ color: 0x5fa8e8, roughness: 0.2, metalness: 0.0 }));
+    }
+    s.scene.add(object);
+    s.object = object;
+    if (!s.fitted) {
+      g.computeBoundingSphere();
+      const b = g.boundingSphere;
+      if (b && isFinite(b.radius) && b.radius > 0) {
+        s.controls.target.copy(b.center);
+        s.camera.position.copy(b.center).add(new THREE.Vector3(1, 0.8, 1.2).multiplyScalar(b.radius * 2.2));
+        s.fitted = true;
+      }
+    }
+  }, [geometry]);
+
+  return (
+    <div className="viewport" data-testid="viewport">
+      {/* three.js owns this element's children; React renders none into it */}
+      <div className="gl" ref={host} />
+      {message ? <div className="viewport-message">{message}</div> : null}
+    </div>
+  );
+}
