@@ -78,4 +78,22 @@ std::string encode_mesh(const Mesh& mesh) {
   return std::move(w.out);
 }
 
+std::string encode_colliders(const std::vector<Collider>& shapes) {
+  Writer w;
+  header(w, 3);
+  w.u32(uint32_t(shapes.size()));
+  for (const Collider& c : shapes) {
+    w.u32(uint32_t(c.type));
+    w.u32(uint32_t(c.inside));
+    w.raw(&c.center, 12);
+    w.raw(&c.rotation, 36);
+    w.raw(&c.size, 12);
+    w.raw(&c.velocity, 12);
+    w.raw(&c.grid_origin, 12);
+    w.f32(c.grid_dx);
+    w.raw(c.grid_dims, 12);
+  }
+  return std::move(w.out);
+}
+
 }  // namespace eddy::app

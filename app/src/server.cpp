@@ -510,7 +510,8 @@ struct Server::Impl {
     std::string data;
     if (v.type() == "points") data = encode_points(*v.as<Points>(), attrs);
     else if (v.type() == "mesh") data = encode_mesh(*v.as<Mesh>());
-    else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points or a mesh");
+    else if (v.type() == "colliders") data = encode_colliders(v.as<Colliders>()->shapes);
+    else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points, a mesh or colliders");
     res.set_content(std::move(data), "application/octet-stream");
   }
 

@@ -14,7 +14,7 @@
 //   GET  /api/status                  running and queued cooks, cached frames per node
 //   GET  /api/events                  server-sent events of every cook (see below)
 //   GET  /api/geometry?node=N&output=O&frame=F[&attributes=a,b]
-//                                     a node output as binary geometry (geometry.h)
+//                                     a node output (points, mesh, colliders) as binary geometry (geometry.h)
 //   POST /api/export {node, output, frames, format, path}
 //                                     writes .obj/.ply/.vdb files under the output folder
 //

@@ -79,7 +79,7 @@ try {
 
   // Load an example.
   await page.getByTestId("example-water_hits_lemon.eddy.json").click();
-  await page.getByTestId("node-solver").waitFor({ timeout: 15000 });
+  await page.getByTestId("node-solver").waitFor({ timeout: 60000 });
   check((await page.locator(".eddy-node").count()) >= 8, "the example's nodes are on the canvas");
   const edges0 = await edgeCount(page);
   check(edges0 >= 8, `the example's links are drawn (${edges0})`);
@@ -132,6 +132,7 @@ try {
   await page.waitForTimeout(1500);
   const shot = await page.getByTestId("viewport").screenshot();
   fs.writeFileSync(path.join(out, "viewport.png"), shot);
+  if (process.env.EDDY_E2E_KEEP) fs.copyFileSync(path.join(out, "viewport.png"), process.env.EDDY_E2E_KEEP);
   // Count lit particle pixels: blues to whites, brighter than the background and the grid.
   const count = await page.evaluate(async (b64) => {
     const img = new Image();
@@ -143,12 +144,16 @@ try {
     const g = c.getContext("2d");
     g.drawImage(img, 0, 0);
     const d = g.getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 120 && d[i + 2] >= d[i]) n++;
-    return n;
+    let fluid = 0, collider = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 2] > 120 && d[i + 2] >= d[i]) fluid++;
+      if (d[i] > 180 && d[i + 1] > 110 && d[i + 2] < 110) collider++;  // the lemon's wireframe (solid colliders: orange)
+    }
+    return { fluid, collider };
   }, shot.toString("base64"));
-  check(count > 2000, `the viewport shows fluid pixels (${count})`);
-  if (count <= 2000)
+  check(count.fluid > 2000, `the viewport shows fluid pixels (${count.fluid})`);
+  check(count.collider > 30, `the viewport draws the colliders as wireframes (${count.collider} orange pixels)`);
+  if (count.fluid <= 2000)
     console.log(await page.evaluate(() => {
       const c = document.querySelector(".viewport canvas");
       const m = document.querySelector(".viewport-message");
@@ -156,12 +161,16 @@ try {
                               frame: document.querySelector('[data-testid="frame"]')?.textContent });
     }));
 
-  // Export the solver's particles and find the files.
-  await page.getByTestId("export-path").fill("e2e/particles.$F4.ply");
+  // Display the liquid mesh (double-click its node), export it over the
+  // cook range and find the files: the server surfaces the cooked frames.
+  await page.getByTestId("node-mesher").dblclick();
+  await page.getByTestId("export-path").fill("e2e/surface.$F4.obj");
   await page.getByTestId("export").click();
-  await page.getByTestId("exported").waitFor({ timeout: 60000 });
-  const files = ["e2e/particles.0001.ply", "e2e/particles.0002.ply", "e2e/particles.0003.ply"];
-  check(files.every((f) => fs.existsSync(path.join(out, f))), "exported files are in the output folder");
+  await page.getByTestId("exported").waitFor({ timeout: 120000 });
+  const files = ["e2e/surface.0001.obj", "e2e/surface.0002.obj", "e2e/surface.0003.obj"];
+  check(files.every((f) => fs.existsSync(path.join(out, f))), "the exported meshes are in the output folder");
+  const obj = fs.readFileSync(path.join(out, files[2]), "utf8");
+  check(/^f /m.test(obj) && /^vn /m.test(obj), "an exported mesh has faces and normals");
 
   // Break a parameter: the node shows an error badge with the reason.
   await page.getByTestId("node-fluidbox1").click();
@@ -181,7 +190,7 @@ try {
 }
 
 if (failures.length) {
-  console.log(`\n${failures.length} check(s) failed; files in ${out}`);
+  console.log(`\n${failures.length} check(s) failed; files in ${out}:\n  ${failures.join("\n  ")}`);
   process.exit(1);
 }
 fs.rmSync(out, { recursive: true, force: true });

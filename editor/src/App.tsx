@@ -18,7 +18,7 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { api, ApiError, type Graph, type GraphFile, type NodeSpec, type ParamSpec, type Status } from "./api";
-import { decodeGeometry, type Geometry } from "./geometry";
+import { decodeGeometry, type ColliderShape, type Geometry } from "./geometry";
 import { Viewport } from "./Viewport";
 
 // Socket colours by type.
@@ -114,6 +114,7 @@ export function App() {
   const [message, setMessage] = useState("");
   const [geometry, setGeometry] = useState<Geometry | null>(null);
   const [viewMessage, setViewMessage] = useState("");
+  const [colliders, setColliders] = useState<ColliderShape[]>([]);
   const [search, setSearch] = useState("");
   const [playing, setPlaying] = useState(false);
   const [exportPath, setExportPath] = useState("export/$OS.$F4.ply");
@@ -279,6 +280,35 @@ export function App() {
       live = false;
     };
   }, [displayNode, frame, reload, status]);
+
+  // The colliders of the graph as wireframes: every collider node that no
+  // MergeColliders gathers (the merge draws its inputs already).
+  const colliderNodes = useMemo(
+    () =>
+      nodes
+        .filter((n) => n.data.spec.outputs.some((o) => o.type === "colliders") && n.data.spec.type !== "MergeColliders")
+        .map((n) => n.id)
+        .join(","),
+    [nodes.length],
+  );
+  useEffect(() => {
+    const ids = colliderNodes ? colliderNodes.split(",") : [];
+    let live = true;
+    Promise.all(
+      ids.map((id) =>
+        api
+          .geometry(id, frame, [])
+          .then((b) => decodeGeometry(b))
+          .catch(() => null),
+      ),
+    ).then((gs) => {
+      if (!live) return;
+      setColliders(gs.flatMap((g) => (g && g.kind === "colliders" ? g.shapes : [])));
+    });
+    return () => {
+      live = false;
+    };
+  }, [colliderNodes, graphPath]);
 
   // ---- playback through the cooked frames
   useEffect(() => {
@@ -509,7 +539,12 @@ export function App() {
         </ReactFlow>
       </main>
       <section className="side">
-        <Viewport geometry={geometry} message={viewMessage} />
+        <Viewport
+          geometry={geometry}
+          colliders={colliders}
+          time={(frame - meta.frame_range[0]) / meta.fps}
+          message={viewMessage}
+        />
         <div className="params" data-testid="params">
           {selectedNode ? (
             <>

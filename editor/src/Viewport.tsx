@@ -3,7 +3,35 @@
 import { useEffect, useRef } from "react";
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
-import type { Geometry } from "./geometry";
+import type { ColliderShape, Geometry } from "./geometry";
+
+// A wireframe of one collider shape at simulation time t (its centre moves with its velocity).
+function colliderWire(c: ColliderShape, t: number): THREE.LineSegments {
+  let g: THREE.BufferGeometry;
+  const [sx, sy, sz] = c.size;
+  if (c.type === 1) g = new THREE.EdgesGeometry(new THREE.BoxGeometry(2 * sx, 2 * sy, 2 * sz));
+  else if (c.type === 2) g = new THREE.WireframeGeometry(new THREE.SphereGeometry(sx, 16, 10));
+  else if (c.type === 3) g = new THREE.WireframeGeometry(new THREE.SphereGeometry(1, 16, 10).scale(sx, sy, sz));
+  else if (c.type === 4) g = new THREE.WireframeGeometry(new THREE.CapsuleGeometry(sx, 2 * sy, 4, 12));
+  else if (c.type === 5) {
+    const [nx, ny, nz] = c.gridDims;
+    const e = [(nx - 1) * c.gridDx, (ny - 1) * c.gridDx, (nz - 1) * c.gridDx];
+    g = new THREE.EdgesGeometry(new THREE.BoxGeometry(e[0], e[1], e[2]));
+    g.translate(c.gridOrigin[0] + e[0] / 2, c.gridOrigin[1] + e[1] / 2, c.gridOrigin[2] + e[2] / 2);
+  } else {
+    g = new THREE.EdgesGeometry(new THREE.PlaneGeometry(4, 4, 1, 1).rotateX(-Math.PI / 2));
+  }
+  const r = c.rotation;
+  const m = new THREE.Matrix4().set(
+    r[0], r[1], r[2], c.center[0] + c.velocity[0] * t,
+    r[3], r[4], r[5], c.center[1] + c.velocity[1] * t,
+    r[6], r[7], r[8], c.center[2] + c.velocity[2] * t,
+    0, 0, 0, 1,
+  );
+  const lines = new THREE.LineSegments(g, new THREE.LineBasicMaterial({ color: c.inside ? 0x8899aa : 0xffb74d }));
+  lines.applyMatrix4(m);
+  return lines;
+}
 
 const impostorVertex = /* glsl */ `
   uniform float uRadius;
@@ -44,10 +72,12 @@ const impostorFragment = /* glsl */ `
 
 export interface ViewportProps {
   geometry: Geometry | null;
+  colliders: ColliderShape[];
+  time: number; // s, for moving colliders
   message: string;
 }
 
-export function Viewport({ geometry, message }: ViewportProps) {
+export function Viewport({ geometry, colliders, time, message }: ViewportProps) {
   const host = useRef<HTMLDivElement>(null);
   const state = useRef<{
     renderer: THREE.WebGLRenderer;
@@ -55,6 +85,7 @@ export function Viewport({ geometry, message }: ViewportProps) {
     camera: THREE.PerspectiveCamera;
     controls: OrbitControls;
     object: THREE.Object3D | null;
+    wires: THREE.Group;
     fitted: boolean;
   } | null>(null);
 
@@ -97,7 +128,9 @@ export function Viewport({ geometry, message }: ViewportProps) {
       frame = requestAnimationFrame(loop);
     };
     loop();
-    state.current = { renderer, scene, camera, controls, object: null, fitted: false };
+    const wires = new THREE.Group();
+    scene.add(wires);
+    state.current = { renderer, scene, camera, controls, object: null, wires, fitted: false };
     return () => {
       cancelAnimationFrame(frame);
       observer.disconnect();
@@ -110,6 +143,16 @@ export function Viewport({ geometry, message }: ViewportProps) {
   useEffect(() => {
     const s = state.current;
     if (!s) return;
+    for (const w of [...s.wires.children]) {
+      s.wires.remove(w);
+      (w as THREE.LineSegments).geometry.dispose();
+    }
+    for (const c of colliders) s.wires.add(colliderWire(c, time));
+  }, [colliders, time]);
+
+  useEffect(() => {
+    const s = state.current;
+    if (!s) return;
     if (s.object) {
       s.scene.remove(s.object);
       const o = s.object as THREE.Mesh;
@@ -117,7 +160,7 @@ export function Viewport({ geometry, message }: ViewportProps) {
       (o.material as THREE.Material)?.dispose();
       s.object = null;
     }
-    if (!geometry) return;
+    if (!geometry || geometry.kind === "colliders") return;
     const g = new THREE.BufferGeometry();
     g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
     let object: THREE.Object3D;

@@ -13,7 +13,22 @@ export interface MeshGeometry {
   N: Float32Array | null;
   indices: Uint32Array;
 }
-export type Geometry = PointsGeometry | MeshGeometry;
+export interface ColliderShape {
+  type: number; // 0 plane, 1 box, 2 sphere, 3 ellipsoid, 4 capsule, 5 sampled grid
+  inside: boolean;
+  center: number[];
+  rotation: number[]; // 9, rows, local to world
+  size: number[];
+  velocity: number[];
+  gridOrigin: number[];
+  gridDx: number;
+  gridDims: number[];
+}
+export interface CollidersGeometry {
+  kind: "colliders";
+  shapes: ColliderShape[];
+}
+export type Geometry = PointsGeometry | MeshGeometry | CollidersGeometry;
 
 export function decodeGeometry(buf: ArrayBuffer): Geometry {
   const u32 = new Uint32Array(buf);
@@ -40,6 +55,26 @@ export function decodeGeometry(buf: ArrayBuffer): Geometry {
       attributes.set(name, { type: t === 0 ? "float" : t === 1 ? "int" : "vec3", data });
     }
     return { kind: "points", count, radius, P, attributes };
+  }
+  if (u32[2] === 3) {
+    const shapes: ColliderShape[] = [];
+    const f = new Float32Array(buf);
+    const i32 = new Int32Array(buf);
+    for (let k = 0; k < u32[3]; k++) {
+      const o = 4 + 27 * k;
+      shapes.push({
+        type: u32[o],
+        inside: u32[o + 1] === 1,
+        center: Array.from(f.subarray(o + 2, o + 5)),
+        rotation: Array.from(f.subarray(o + 5, o + 14)),
+        size: Array.from(f.subarray(o + 14, o + 17)),
+        velocity: Array.from(f.subarray(o + 17, o + 20)),
+        gridOrigin: Array.from(f.subarray(o + 20, o + 23)),
+        gridDx: f[o + 23],
+        gridDims: Array.from(i32.subarray(o + 24, o + 27)),
+      });
+    }
+    return { kind: "colliders", shapes };
   }
   const np = u32[3];
   const nt = u32[4];

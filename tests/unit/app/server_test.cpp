@@ -206,7 +206,16 @@ TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {
   r = c.Get("/api/geometry?node=solver&frame=x");
   EXPECT_EQ(r->status, 400) << r->body;
   r = c.Get("/api/geometry?node=tank&frame=1");
-  EXPECT_EQ(r->status, 415) << "colliders are not geometry: " << r->body;
+  ASSERT_EQ(r->status, 200) << "colliders are drawn as wireframes: " << r->body;
+  ASSERT_EQ(r->body.size(), 16u + 27u * 4u);  // header, count, one shape
+  uint32_t head[6];
+  std::memcpy(head, r->body.data(), sizeof head);
+  EXPECT_EQ(head[2], 3u);  // colliders
+  EXPECT_EQ(head[3], 1u);  // one shape
+  EXPECT_EQ(head[4], 1u);  // a box
+  EXPECT_EQ(head[5], 1u);  // a container
+  r = c.Get("/api/geometry?node=solver&frame=1&output=nope");
+  EXPECT_EQ(r->status, 404) << r->body;
   // Too large a body.
   r = c.Put("/api/graph", std::string(9 << 20, ' '), "application/json");
   ASSERT_TRUE(r);
