@@ -161,6 +161,29 @@ try {
                               frame: document.querySelector('[data-testid="frame"]')?.textContent });
     }));
 
+  // The screen-space fluid mode draws the particles as a liquid surface.
+  await page.getByTestId("render-mode").click();
+  await page.waitForTimeout(1500);
+  const fluidShot = await page.getByTestId("viewport").screenshot();
+  fs.writeFileSync(path.join(out, "viewport_fluid.png"), fluidShot);
+  if (process.env.EDDY_E2E_KEEP) fs.copyFileSync(path.join(out, "viewport_fluid.png"), process.env.EDDY_E2E_KEEP + ".fluid.png");
+  const fluidPixels = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 90 && d[i + 2] > d[i] + 15) n++;
+    return n;
+  }, fluidShot.toString("base64"));
+  check(fluidPixels > 2000, `the screen-space fluid mode shows liquid pixels (${fluidPixels})`);
+  await page.getByTestId("render-mode").click();
+
   // Display the liquid mesh (double-click its node), export it over the
   // cook range and find the files: the server surfaces the cooked frames.
   await page.getByTestId("node-mesher").dblclick();

@@ -115,6 +115,7 @@ export function App() {
   const [geometry, setGeometry] = useState<Geometry | null>(null);
   const [viewMessage, setViewMessage] = useState("");
   const [colliders, setColliders] = useState<ColliderShape[]>([]);
+  const [renderMode, setRenderMode] = useState<"spheres" | "fluid">("spheres");
   const [search, setSearch] = useState("");
   const [playing, setPlaying] = useState(false);
   const [exportPath, setExportPath] = useState("export/$OS.$F4.ply");
@@ -543,8 +544,17 @@ export function App() {
           geometry={geometry}
           colliders={colliders}
           time={(frame - meta.frame_range[0]) / meta.fps}
+          mode={renderMode}
           message={viewMessage}
         />
+        <button
+          className="render-mode"
+          data-testid="render-mode"
+          title="Particles as shaded spheres, or as a screen-space liquid surface"
+          onClick={() => setRenderMode((m) => (m === "spheres" ? "fluid" : "spheres"))}
+        >
+          {renderMode === "spheres" ? "spheres" : "fluid"}
+        </button>
         <div className="params" data-testid="params">
           {selectedNode ? (
             <>

@@ -4,6 +4,7 @@ import { useEffect, useRef } from "react";
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import type { ColliderShape, Geometry } from "./geometry";
+import { FluidRenderer } from "./fluidRender";
 
 // A wireframe of one collider shape at simulation time t (its centre moves with its velocity).
 function colliderWire(c: ColliderShape, t: number): THREE.LineSegments {
@@ -74,10 +75,11 @@ export interface ViewportProps {
   geometry: Geometry | null;
   colliders: ColliderShape[];
   time: number; // s, for moving colliders
+  mode: "spheres" | "fluid"; // particles as shaded spheres, or as a screen-space liquid surface
   message: string;
 }
 
-export function Viewport({ geometry, colliders, time, message }: ViewportProps) {
+export function Viewport({ geometry, colliders, time, mode, message }: ViewportProps) {
   const host = useRef<HTMLDivElement>(null);
   const state = useRef<{
     renderer: THREE.WebGLRenderer;
@@ -86,6 +88,8 @@ export function Viewport({ geometry, colliders, time, message }: ViewportProps) 
     controls: OrbitControls;
     object: THREE.Object3D | null;
     wires: THREE.Group;
+    fluid: FluidRenderer;
+    fluidOn: boolean;
     fitted: boolean;
   } | null>(null);
 
@@ -124,21 +128,31 @@ export function Viewport({ geometry, colliders, time, message }: ViewportProps) 
         const m = (pts as THREE.Points).material as THREE.ShaderMaterial;
         m.uniforms.uScale.value = renderer.domElement.height / (2 * Math.tan((camera.fov * Math.PI) / 360));
       }
+      const st = state.current;
+      if (st?.object && st.fluidOn) st.object.visible = false;
       renderer.render(scene, camera);
+      if (st?.fluidOn) st.fluid.render(renderer, camera);
+      if (st?.object) st.object.visible = true;
       frame = requestAnimationFrame(loop);
     };
     loop();
     const wires = new THREE.Group();
     scene.add(wires);
-    state.current = { renderer, scene, camera, controls, object: null, wires, fitted: false };
+    const fluid = new FluidRenderer();
+    state.current = { renderer, scene, camera, controls, object: null, wires, fluid, fluidOn: false, fitted: false };
     return () => {
       cancelAnimationFrame(frame);
       observer.disconnect();
       controls.dispose();
+      fluid.dispose();
       renderer.dispose();
       el.removeChild(renderer.domElement);
     };
   }, []);
+
+  useEffect(() => {
+    if (state.current) state.current.fluidOn = mode === "fluid";
+  }, [mode]);
 
   useEffect(() => {
     const s = state.current;
@@ -160,6 +174,10 @@ export function Viewport({ geometry, colliders, time, message }: ViewportProps) 
       (o.material as THREE.Material)?.dispose();
       s.object = null;
     }
+    s.fluid.setParticles(
+      geometry && geometry.kind === "points" ? new Float32Array(geometry.P) : null,
+      geometry && geometry.kind === "points" ? geometry.radius || 0.01 : 0,
+    );
     if (!geometry || geometry.kind === "colliders") return;
     const g = new THREE.BufferGeometry();
     g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
