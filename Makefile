@@ -38,11 +38,12 @@ demo: build
 	@echo "demo: liquid meshes  $(abspath $(DEMO_OUT))/water_hits_lemon/surface.*.obj"
 	@echo "demo: VDB files      $(abspath $(DEMO_OUT))/water_hits_lemon/fluid.*.vdb (grids: surface, points)"
 
-bench: build
+bench: build editor
 	@$(BUILD_DIR)/bin/eddy_bench_pbf
 	@$(BUILD_DIR)/bin/eddy_bench_sph
 	@$(BUILD_DIR)/bin/eddy_bench_mpm
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
+	@node bench/bench_editor.mjs $(BUILD_DIR)/bin/eddy
 
 # The node reference is generated from the node specs (one source).
 docs: build

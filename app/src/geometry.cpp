@@ -9,7 +9,8 @@ namespace eddy::app {
 
 namespace {
 
-class Writer {
+// Little-endian words into a small owned buffer.
+class Words {
  public:
   void u32(uint32_t v) { raw(&v, 4); }
   void f32(float v) { raw(&v, 4); }
@@ -23,7 +24,7 @@ class Writer {
 
 static_assert(sizeof(Vec3f) == 12, "Vec3f is three packed floats");
 
-void header(Writer& w, uint32_t kind) {
+void header(Words& w, uint32_t kind) {
   w.raw("EDGY", 4);
   w.u32(1);
   w.u32(kind);
@@ -31,7 +32,14 @@ void header(Writer& w, uint32_t kind) {
 
 }  // namespace
 
-std::string encode_points(const Points& pts, const std::vector<std::string>& attributes) {
+std::string Encoded::str() const {
+  std::string s;
+  s.reserve(size_);
+  for (const auto& [p, n] : parts_) s.append(p, n);
+  return s;
+}
+
+Encoded encode_points(const Points& pts, const std::vector<std::string>& attributes) {
   std::vector<const Points::Attribute*> chosen;
   if (attributes.empty()) {
     for (const auto& a : pts.attributes())
@@ -44,42 +52,50 @@ std::string encode_points(const Points& pts, const std::vector<std::string>& att
       chosen.push_back(a);
     }
   }
-  Writer w;
+  Encoded e;
+  Words w;
   header(w, 1);
   w.u32(uint32_t(pts.size()));
   w.f32(pts.radius);
   w.u32(uint32_t(chosen.size()));
-  w.raw(pts.P(), pts.size() * sizeof(Vec3f));
+  e.own(std::move(w.out));
+  e.view(pts.P(), pts.size() * sizeof(Vec3f));
   for (const Points::Attribute* a : chosen) {
-    w.u32(uint32_t(a->name.size()));
-    w.padded(a->name);
-    w.u32(a->type == AttribType::Float ? 0u : a->type == AttribType::Int ? 1u : 2u);
-    w.raw(pts.data(*a), pts.size() * attrib_size(a->type));
+    Words h;
+    h.u32(uint32_t(a->name.size()));
+    h.padded(a->name);
+    h.u32(a->type == AttribType::Float ? 0u : a->type == AttribType::Int ? 1u : 2u);
+    e.own(std::move(h.out));
+    e.view(pts.data(*a), pts.size() * attrib_size(a->type));
   }
-  return std::move(w.out);
+  return e;
 }
 
-std::string encode_mesh(const Mesh& mesh) {
-  Writer w;
+Encoded encode_mesh(const Mesh& mesh) {
+  Encoded e;
+  Words w;
   header(w, 2);
   const std::size_t tris = mesh.triangles.size() + 2 * mesh.quads.size();
   const bool normals = mesh.normals.size() == mesh.points.size() && !mesh.points.empty();
   w.u32(uint32_t(mesh.points.size()));
   w.u32(uint32_t(tris));
   w.u32(normals ? 1u : 0u);
-  w.raw(mesh.points.data(), mesh.points.size() * sizeof(Vec3f));
-  if (normals) w.raw(mesh.normals.data(), mesh.normals.size() * sizeof(Vec3f));
-  for (const auto& t : mesh.triangles)
-    for (int32_t i : t) w.u32(uint32_t(i));
-  for (const auto& q : mesh.quads) {
-    for (int32_t i : {q[0], q[1], q[2]}) w.u32(uint32_t(i));
-    for (int32_t i : {q[0], q[2], q[3]}) w.u32(uint32_t(i));
+  e.own(std::move(w.out));
+  e.view(mesh.points.data(), mesh.points.size() * sizeof(Vec3f));
+  if (normals) e.view(mesh.normals.data(), mesh.normals.size() * sizeof(Vec3f));
+  static_assert(sizeof(mesh.triangles[0]) == 12, "triangles are three packed indices");
+  e.view(mesh.triangles.data(), mesh.triangles.size() * 12);
+  Words q;
+  for (const auto& f : mesh.quads) {
+    for (int32_t i : {f[0], f[1], f[2]}) q.u32(uint32_t(i));
+    for (int32_t i : {f[0], f[2], f[3]}) q.u32(uint32_t(i));
   }
-  return std::move(w.out);
+  e.own(std::move(q.out));
+  return e;
 }
 
-std::string encode_colliders(const std::vector<Collider>& shapes) {
-  Writer w;
+Encoded encode_colliders(const std::vector<Collider>& shapes) {
+  Words w;
   header(w, 3);
   w.u32(uint32_t(shapes.size()));
   for (const Collider& c : shapes) {
@@ -93,7 +109,9 @@ std::string encode_colliders(const std::vector<Collider>& shapes) {
     w.f32(c.grid_dx);
     w.raw(c.grid_dims, 12);
   }
-  return std::move(w.out);
+  Encoded e;
+  e.own(std::move(w.out));
+  return e;
 }
 
 }  // namespace eddy::app

@@ -15,7 +15,9 @@
 //           inside, f32 center[3], f32 rotation[9] (rows, local to world),
 //           f32 size[3], f32 velocity[3] (the centre moves with it from
 //           time 0), f32 grid_origin[3], f32 grid_dx, i32 grid_dims[3]
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eddy/core/collider.h"
@@ -24,10 +26,33 @@
 
 namespace eddy::app {
 
+// Encoded geometry as a list of byte ranges: small headers it owns, and the
+// arrays of the value itself, which are sent from where they are (a 1M
+// particle frame is not copied); the value must outlive it.
+class Encoded {
+ public:
+  void own(std::string s) {
+    owned_.push_back(std::make_unique<std::string>(std::move(s)));
+    view(owned_.back()->data(), owned_.back()->size());
+  }
+  void view(const void* p, std::size_t n) {
+    if (n) parts_.push_back({static_cast<const char*>(p), n});
+    size_ += n;
+  }
+  std::size_t size() const { return size_; }
+  const std::vector<std::pair<const char*, std::size_t>>& parts() const { return parts_; }
+  std::string str() const;  // all of it in one string (tests)
+
+ private:
+  std::vector<std::unique_ptr<std::string>> owned_;
+  std::vector<std::pair<const char*, std::size_t>> parts_;
+  std::size_t size_ = 0;
+};
+
 // Points with P and the named attributes (all of them when `attributes` is
 // empty); throws eddy::Error naming an attribute the points do not have.
-std::string encode_points(const Points& points, const std::vector<std::string>& attributes);
-std::string encode_mesh(const Mesh& mesh);
-std::string encode_colliders(const std::vector<Collider>& shapes);
+Encoded encode_points(const Points& points, const std::vector<std::string>& attributes);
+Encoded encode_mesh(const Mesh& mesh);
+Encoded encode_colliders(const std::vector<Collider>& shapes);
 
 }  // namespace eddy::app

@@ -507,12 +507,29 @@ struct Server::Impl {
     std::stringstream list(req.get_param_value("attributes"));
     for (std::string a; std::getline(list, a, ',');)
       if (!a.empty()) attrs.push_back(a);
-    std::string data;
-    if (v.type() == "points") data = encode_points(*v.as<Points>(), attrs);
-    else if (v.type() == "mesh") data = encode_mesh(*v.as<Mesh>());
-    else if (v.type() == "colliders") data = encode_colliders(v.as<Colliders>()->shapes);
+    // The value's own arrays are streamed (kept alive by the provider), not copied.
+    auto data = std::make_shared<Encoded>();
+    if (v.type() == "points") *data = encode_points(*v.as<Points>(), attrs);
+    else if (v.type() == "mesh") *data = encode_mesh(*v.as<Mesh>());
+    else if (v.type() == "colliders") *data = encode_colliders(v.as<Colliders>()->shapes);
     else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points, a mesh or colliders");
-    res.set_content(std::move(data), "application/octet-stream");
+    res.set_content_provider(
+        data->size(), "application/octet-stream",
+        [data, v](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          // Write [offset, offset + length) from the parts.
+          std::size_t at = 0;
+          for (const auto& [p, n] : data->parts()) {
+            if (length == 0) break;
+            if (offset < at + n) {
+              const std::size_t from = offset - at, take = std::min(n - from, length);
+              if (!sink.write(p + from, take)) return false;
+              offset += take;
+              length -= take;
+            }
+            at += n;
+          }
+          return true;
+        });
   }
 
   void export_files(const httplib::Request& req, httplib::Response& res) {

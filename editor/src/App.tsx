@@ -455,9 +455,10 @@ export function App() {
   };
 
   const cook = async () => {
+    // Before the request: a cached frame's events can arrive before its reply.
+    setMessage(`cooking frames ${cookRange[0]}-${cookRange[1]}`);
     try {
       await api.cook(displayNode ?? "", cookRange);
-      setMessage(`cooking frames ${cookRange[0]}-${cookRange[1]}`);
     } catch (e) {
       setMessage((e as Error).message);
     }
