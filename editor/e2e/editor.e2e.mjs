@@ -195,6 +195,20 @@ try {
   const obj = fs.readFileSync(path.join(out, files[2]), "utf8");
   check(/^f /m.test(obj) && /^vn /m.test(obj), "an exported mesh has faces and normals");
 
+  // Bypass the new WriteParticles node: the server takes the flag.
+  await page.getByTestId("node-writeparticles1").click();
+  await page.getByTestId("bypass-flag").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="node-writeparticles1"]')?.className.includes("bypassed"));
+  const saved = await page.evaluate(async () => {
+    for (let k = 0; k < 50; k++) {  // the editor sends edits after a short debounce
+      const n = (await (await fetch("/api/graph")).json()).nodes.find((x) => x.id === "writeparticles1");
+      if (n?.bypass) return n;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  });
+  check(saved?.bypass === true, "bypass reaches the server's graph");
+
   // Break a parameter: the node shows an error badge with the reason.
   await page.getByTestId("node-fluidbox1").click();
   await page.getByTestId("param-particle_radius").fill("-1");

@@ -36,6 +36,7 @@ type EddyNodeData = {
   params: Record<string, unknown>;
   badge: Badge;
   display: boolean;
+  bypass: boolean;
 };
 type EddyNode = Node<EddyNodeData, "eddy">;
 
@@ -43,7 +44,10 @@ function EddyNodeView({ id, data, selected }: NodeProps<EddyNode>) {
   const { spec, badge, display } = data;
   const rows = Math.max(spec.inputs.length, spec.outputs.length);
   return (
-    <div className={`eddy-node${selected ? " selected" : ""}${display ? " display" : ""}`} data-testid={`node-${id}`}>
+    <div
+      className={`eddy-node${selected ? " selected" : ""}${display ? " display" : ""}${data.bypass ? " bypassed" : ""}`}
+      data-testid={`node-${id}`}
+    >
       <div className="eddy-node-title">
         <span className="eddy-node-id">{id}</span>
         <span className="eddy-node-type">{spec.type}</span>
@@ -116,6 +120,7 @@ export function App() {
   const [viewMessage, setViewMessage] = useState("");
   const [colliders, setColliders] = useState<ColliderShape[]>([]);
   const [renderMode, setRenderMode] = useState<"spheres" | "fluid">("spheres");
+  const [colorBy, setColorBy] = useState("speed");
   const [search, setSearch] = useState("");
   const [playing, setPlaying] = useState(false);
   const [exportPath, setExportPath] = useState("export/$OS.$F4.ply");
@@ -144,7 +149,13 @@ export function App() {
           id: n.id,
           type: "eddy",
           position: { x: n.position[0], y: n.position[1] },
-          data: { spec: catalog.get(n.type)!, params: n.params, badge: { state: "idle" }, display: false },
+          data: {
+            spec: catalog.get(n.type)!,
+            params: n.params,
+            badge: { state: "idle" },
+            display: false,
+            bypass: !!n.bypass,
+          },
         }));
       const es: Edge[] = g.links.map((l) => {
         const [sn, ss] = l.from.split(".");
@@ -177,6 +188,7 @@ export function App() {
         type: n.data.spec.type,
         params: n.data.params,
         position: [Math.round(n.position.x), Math.round(n.position.y)],
+        ...(n.data.bypass ? { bypass: true } : {}),
       })),
       links: es.map((e) => ({ from: `${e.source}.${e.sourceHandle}`, to: `${e.target}.${e.targetHandle}` })),
     }),
@@ -269,8 +281,18 @@ export function App() {
       return;
     }
     let live = true;
+    const attrs = colorBy === "speed" ? ["v"] : ["v", colorBy];
     api
-      .geometry(displayNode, frame, ["v"])
+      .geometry(displayNode, frame, attrs)
+      .catch((e: ApiError) => {
+        // Points without the attribute (or a mesh): fall back to what every output has.
+        if (e.status === 400 && colorBy !== "speed") return api.geometry(displayNode, frame, ["v"]);
+        throw e;
+      })
+      .catch((e: ApiError) => {
+        if (e.status === 400) return api.geometry(displayNode, frame, []);
+        throw e;
+      })
       .then((buf) => {
         if (!live) return;
         setGeometry(decodeGeometry(buf));
@@ -280,7 +302,7 @@ export function App() {
     return () => {
       live = false;
     };
-  }, [displayNode, frame, reload, status]);
+  }, [displayNode, frame, reload, status, colorBy]);
 
   // The colliders of the graph as wireframes: every collider node that no
   // MergeColliders gathers (the merge draws its inputs already).
@@ -387,7 +409,7 @@ export function App() {
       id: `${base}${k}`,
       type: "eddy",
       position: { x: 80 + 30 * (nodes.length % 10), y: 60 + 30 * (nodes.length % 10) },
-      data: { spec, params, badge: { state: "idle" }, display: false },
+      data: { spec, params, badge: { state: "idle" }, display: false, bypass: false },
     };
     const next = [...nodes, node];
     setNodes(next);
@@ -398,6 +420,13 @@ export function App() {
   const setParam = (id: string, name: string, value: unknown) => {
     remember();
     const next = nodes.map((n) => (n.id === id ? { ...n, data: { ...n.data, params: { ...n.data.params, [name]: value } } } : n));
+    setNodes(next);
+    push(next, edges);
+  };
+
+  const toggleBypass = (id: string) => {
+    remember();
+    const next = nodes.map((n) => (n.id === id ? { ...n, data: { ...n.data, bypass: !n.data.bypass } } : n));
     setNodes(next);
     push(next, edges);
   };
@@ -546,8 +575,20 @@ export function App() {
           colliders={colliders}
           time={(frame - meta.frame_range[0]) / meta.fps}
           mode={renderMode}
+          colorBy={colorBy}
           message={viewMessage}
         />
+        <select
+          className="color-by"
+          data-testid="color-by"
+          title="Colour particles by speed or by a float attribute"
+          value={colorBy}
+          onChange={(e) => setColorBy(e.target.value)}
+        >
+          {["speed", "density", "pressure", "J", "Jp"].map((a) => (
+            <option key={a}>{a}</option>
+          ))}
+        </select>
         <button
           className="render-mode"
           data-testid="render-mode"
@@ -563,6 +604,14 @@ export function App() {
                 {selectedNode.id} <small>{selectedNode.data.spec.type}</small>
                 <button data-testid="display-flag" className={selectedNode.data.display ? "on" : ""} onClick={() => setDisplay(selectedNode.id)}>
                   display
+                </button>
+                <button
+                  data-testid="bypass-flag"
+                  className={selectedNode.data.bypass ? "on" : ""}
+                  title="Bypass: the node does not cook; each output passes on its first input of the same type"
+                  onClick={() => toggleBypass(selectedNode.id)}
+                >
+                  bypass
                 </button>
               </h3>
               <p className="doc">{selectedNode.data.spec.doc}</p>

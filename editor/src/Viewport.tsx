@@ -76,10 +76,11 @@ export interface ViewportProps {
   colliders: ColliderShape[];
   time: number; // s, for moving colliders
   mode: "spheres" | "fluid"; // particles as shaded spheres, or as a screen-space liquid surface
+  colorBy: string; // "speed" (|v|) or a float attribute
   message: string;
 }
 
-export function Viewport({ geometry, colliders, time, mode, message }: ViewportProps) {
+export function Viewport({ geometry, colliders, time, mode, colorBy, message }: ViewportProps) {
   const host = useRef<HTMLDivElement>(null);
   const state = useRef<{
     renderer: THREE.WebGLRenderer;
@@ -183,19 +184,31 @@ export function Viewport({ geometry, colliders, time, mode, message }: ViewportP
     g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
     let object: THREE.Object3D;
     if (geometry.kind === "points") {
-      // Colour by speed: deep blue at rest to white at the fastest (at least 2 m/s, so a slow scene stays blue).
+      // Colour by speed (deep blue at rest to white at the fastest, at least
+      // 2 m/s so a slow scene stays blue) or by a float attribute over its range.
       const colors = new Float32Array(geometry.count * 3);
-      const v = geometry.attributes.get("v");
-      let vmax = 2.0;
-      const speed = new Float32Array(geometry.count);
-      if (v && v.type === "vec3") {
+      const value = new Float32Array(geometry.count);
+      let lo = 0, hi = 2.0;
+      const attr = geometry.attributes.get(colorBy);
+      if (colorBy !== "speed" && attr && attr.type === "float") {
+        lo = Infinity;
+        hi = -Infinity;
         for (let i = 0; i < geometry.count; i++) {
-          speed[i] = Math.hypot(v.data[3 * i], v.data[3 * i + 1], v.data[3 * i + 2]);
-          vmax = Math.max(vmax, speed[i]);
+          value[i] = attr.data[i];
+          lo = Math.min(lo, value[i]);
+          hi = Math.max(hi, value[i]);
         }
+        if (!(hi > lo)) hi = lo + 1;
+      } else {
+        const v = geometry.attributes.get("v");
+        if (v && v.type === "vec3")
+          for (let i = 0; i < geometry.count; i++) {
+            value[i] = Math.hypot(v.data[3 * i], v.data[3 * i + 1], v.data[3 * i + 2]);
+            hi = Math.max(hi, value[i]);
+          }
       }
       for (let i = 0; i < geometry.count; i++) {
-        const t = speed[i] / vmax;
+        const t = (value[i] - lo) / (hi - lo);
         colors[3 * i] = 0.1 + 0.9 * t;
         colors[3 * i + 1] = 0.35 + 0.65 * t;
         colors[3 * i + 2] = 0.85 + 0.15 * t;
@@ -224,7 +237,7 @@ export function Viewport({ geometry, colliders, time, mode, message }: ViewportP
         s.fitted = true;
       }
     }
-  }, [geometry]);
+  }, [geometry, colorBy]);
 
   return (
     <div className="viewport" data-testid="viewport">

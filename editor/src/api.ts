@@ -30,6 +30,7 @@ export interface GraphNode {
   type: string;
   params: Record<string, unknown>;
   position: [number, number];
+  bypass?: boolean;
 }
 export interface Graph {
   format: string;

@@ -51,7 +51,7 @@ uint64_t CookEngine::signature(const std::string& node, int frame) {
 
   auto own = [&](int f, uint64_t previous) {
     Hasher h;
-    h.str(gn->type).str(node);
+    h.str(gn->type).str(node).pod(gn->bypass);
     for (const auto& [name, value] : gn->params) h.str(name).str(to_display(value));
     if (spec.time_dependent || spec.stateful || (spec.frame_dependent && spec.frame_dependent(gn->params))) h.pod(f);
     for (const auto& s : spec.inputs)
@@ -112,7 +112,7 @@ std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int fra
     if (observer_) observer_->node_cached(node, frame);
     return hit;
   }
-  if (!spec.stateful) return cook_once(*gn, spec, frame, nullptr, sig);
+  if (!spec.stateful || gn->bypass) return cook_once(*gn, spec, frame, nullptr, sig);
   // Resume from the latest cached frame of this node, or from the start.
   int k = frame;
   std::shared_ptr<const Outputs> prev;
@@ -154,6 +154,27 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
     for (const auto& s : spec.inputs) pull(s.name);
   auto out = std::make_shared<Outputs>();
   ctx.outputs_ = out.get();
+  if (gn.bypass) {
+    // Each output passes on the first linked input value of its type.
+    if (spec.lazy_inputs)
+      for (const auto& s : spec.inputs) pull(s.name);
+    for (const auto& o : spec.outputs) {
+      for (const auto& in : spec.inputs) {
+        const auto it = ctx.inputs_.find(in.name);
+        if (in.type != o.type || it == ctx.inputs_.end() || it->second.empty()) continue;
+        (*out)[o.name] = it->second.front();
+        break;
+      }
+      if (!out->count(o.name))
+        throw NodeError(gn.id, frame,
+                        ctx.where() + ": bypassed, but no linked input of type " + o.type + " to pass on as '" +
+                            o.name + "'");
+    }
+    std::shared_ptr<const Outputs> result = out;
+    store(gn.id, sig, result);
+    if (observer_) observer_->node_finished(gn.id, frame, 0.0, 0);
+    return result;
+  }
   auto& inst = instances_[gn.id];
   if (!inst || instance_type_[gn.id] != gn.type) {
     inst = spec.factory();

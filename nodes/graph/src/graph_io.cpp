@@ -412,8 +412,8 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
       const std::string w = "nodes[" + std::to_string(i) + "]";
       if (!jn.is_object()) throw Error(w + ": expected an object, got " + shown(jn));
       for (const auto& [k, v] : jn.items())
-        if (k != "id" && k != "type" && k != "params" && k != "position" && k != "comment")
-          throw Error(w + "." + k + ": unknown key (a node has id, type, params, position, comment)");
+        if (k != "id" && k != "type" && k != "params" && k != "position" && k != "comment" && k != "bypass")
+          throw Error(w + "." + k + ": unknown key (a node has id, type, params, position, bypass, comment)");
       if (!jn.contains("id") || !jn["id"].is_string()) throw Error(w + ".id: expected a string");
       if (!jn.contains("type") || !jn["type"].is_string()) throw Error(w + ".type: expected a string");
       GraphNode n;
@@ -425,6 +425,10 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
         if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
           throw Error(wn + ".position: expected [x, y], got " + shown(p));
         n.position = {p[0].get<double>(), p[1].get<double>()};
+      }
+      if (jn.contains("bypass")) {
+        if (!jn["bypass"].is_boolean()) throw Error(wn + ".bypass: expected true or false, got " + shown(jn["bypass"]));
+        n.bypass = jn["bypass"].get<bool>();
       }
       const NodeSpec* spec = reg.find(n.type);
       if (!spec) throw Error(unknown_type(reg, n.type, wn));
@@ -482,6 +486,7 @@ std::string graph_to_json(const Graph& g, const Registry& reg) {
     for (const auto& [k, v] : n.params) params[k] = param_to_json(v);
     jn["params"] = params;
     jn["position"] = {n.position[0], n.position[1]};
+    if (n.bypass) jn["bypass"] = true;
     nodes.push_back(jn);
   }
   root["nodes"] = nodes;

@@ -53,6 +53,32 @@ TEST_F(CookTest, StatefulNodeContinuesFromThePreviousFrame) {
   EXPECT_EQ(cook_count("Integrator"), 6);
 }
 
+TEST_F(CookTest, ABypassedNodePassesItsInputOnAndRoundTrips) {
+  Graph g = graph();
+  g.find("sim")->bypass = true;
+  CookEngine e(reg, g);
+  // The integrator does not cook: the sum sees the source's particles at every frame.
+  EXPECT_FLOAT_EQ(x_of(e.cook("sum", 5)), 3.0f);
+  EXPECT_EQ(cook_count("Integrator"), 0);
+  // Turning bypass off is a change like any other: the simulation cooks.
+  g.find("sim")->bypass = false;
+  e.set_graph(g);
+  EXPECT_FLOAT_EQ(x_of(e.cook("sum", 5)), 3.0f * 5.0f);
+  // The flag survives the file format; anything but a boolean is refused by name.
+  g.find("sim")->bypass = true;
+  const std::string text = graph_to_json(g, reg);
+  EXPECT_NE(text.find("\"bypass\": true"), std::string::npos);
+  EXPECT_TRUE(parse_graph(text, reg, "").find("sim")->bypass);
+  std::string bad = text;
+  bad.replace(bad.find("\"bypass\": true"), 14, "\"bypass\": 1");
+  try {
+    parse_graph(bad, reg, "");
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("bypass: expected true or false"), std::string::npos) << err.what();
+  }
+}
+
 TEST_F(CookTest, FramesBeforeTheStartGiveTheStartState) {
   CookEngine e(reg, graph(5, 10));
   EXPECT_FLOAT_EQ(x_of(e.cook("sim", 2)), 1.0f);

@@ -19,6 +19,9 @@ struct GraphNode {
   std::string type;
   ParamSet params;  // complete: defaults filled in
   std::array<double, 2> position{0, 0};  // editor canvas position
+  // Bypassed (Houdini's bypass flag): the node does not cook; each output
+  // passes on its first linked input of the same type.
+  bool bypass = false;
 };
 
 struct Link {
