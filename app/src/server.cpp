@@ -245,13 +245,18 @@ struct Server::Impl {
         queue.pop_front();
         running = job;
       }
-      run(job);
-      std::lock_guard<std::mutex> lock(queue_mu);
-      running.reset();
+      const json finished = run(job);
+      {
+        std::lock_guard<std::mutex> lock(queue_mu);
+        running.reset();
+      }
+      // After the reset: a client that asks for the status on this event sees the cook over.
+      hub.publish(finished);
     }
   }
 
-  void run(const Job& job) {
+  // Runs a job; returns its job_finished event.
+  json run(const Job& job) {
     hub.publish({{"event", "job_started"}, {"job", job.id}, {"node", job.node}, {"frames", {job.first, job.last}}});
     bool cancelled = false, failed = false;
     for (int f = job.first; f <= job.last && !cancelled && !failed; ++f) {
@@ -281,7 +286,7 @@ struct Server::Impl {
       std::lock_guard<std::timed_mutex> lock(engine_mu);
       if (engine) engine->clear_cancel();
     }
-    hub.publish({{"event", "job_finished"}, {"job", job.id}, {"cancelled", cancelled}, {"failed", failed}});
+    return {{"event", "job_finished"}, {"job", job.id}, {"cancelled", cancelled}, {"failed", failed}};
   }
 
   // ---- handlers

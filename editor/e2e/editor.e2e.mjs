@@ -92,6 +92,25 @@ try {
   await page.getByTestId("library-search").fill("");
   await page.getByTestId("node-fluidbox1").waitFor();
   await page.getByTestId("node-writeparticles1").waitFor();
+  const nodes0 = await page.locator(".eddy-node").count();
+  // Undo takes the last added node away, redo brings it back.
+  await page.getByTestId("canvas").click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("Control+z");
+  await page.getByTestId("node-writeparticles1").waitFor({ state: "detached" });
+  check((await page.locator(".eddy-node").count()) === nodes0 - 1, "undo removes the last added node");
+  await page.getByTestId("canvas").click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("Control+Shift+z");
+  await page.getByTestId("node-writeparticles1").waitFor();
+  check((await page.locator(".eddy-node").count()) === nodes0, "redo brings it back");
+  // Copy and paste a node.
+  await page.getByTestId("node-fluidbox1").click();
+  await page.keyboard.press("Control+c");
+  await page.keyboard.press("Control+v");
+  await page.getByTestId("node-fluidbox1_copy1").waitFor();
+  check(true, "copy and paste duplicate a node");
+  await page.getByTestId("node-fluidbox1_copy1").click();
+  await page.keyboard.press("Delete");
+  await page.getByTestId("node-fluidbox1_copy1").waitFor({ state: "detached" });
   // Keep the new nodes apart: drag WriteParticles by its title to the right.
   const wp = await page.getByTestId("node-writeparticles1").locator(".eddy-node-title").boundingBox();
   await page.mouse.move(wp.x + 20, wp.y + 8);

@@ -562,6 +562,9 @@ export function App() {
           onConnect={onConnect}
           isValidConnection={isValidConnection}
           onNodeDoubleClick={(_, n) => setDisplay(n.id)}
+          // Clicking the canvas leaves any text field, so the shortcuts (undo, copy, paste) act on the graph.
+          onPaneClick={() => (document.activeElement as HTMLElement | null)?.blur()}
+          onNodeClick={() => (document.activeElement as HTMLElement | null)?.blur()}
           fitView
           deleteKeyCode={["Delete", "Backspace"]}
         >
