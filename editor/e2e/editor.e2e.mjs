@@ -65,6 +65,34 @@ async function drag(page, from, to) {
 
 const edgeCount = (page) => page.locator(".react-flow__edge").count();
 
+// A screenshot of the viewport (kept in the output folder, and copied to
+// $EDDY_E2E_KEEP.NAME.png when set) and counts of its pixels by class: lit
+// particles (blues to whites), liquid (the fluid mode's blues) and the solid
+// colliders' orange wireframes.
+async function viewportPixels(page, name) {
+  const shot = await page.getByTestId("viewport").screenshot();
+  fs.writeFileSync(path.join(out, `${name}.png`), shot);
+  if (process.env.EDDY_E2E_KEEP) fs.copyFileSync(path.join(out, `${name}.png`), `${process.env.EDDY_E2E_KEEP}.${name}.png`);
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let fluid = 0, liquid = 0, collider = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 2] > 120 && d[i + 2] >= d[i]) fluid++;
+      if (d[i + 2] > 90 && d[i + 2] > d[i] + 15) liquid++;
+      if (d[i] > 180 && d[i + 1] > 110 && d[i + 2] < 110) collider++;
+    }
+    return { fluid, liquid, collider };
+  }, shot.toString("base64"));
+}
+
 const { proc, port } = await startServer();
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -149,27 +177,7 @@ try {
   // The viewport shows the particles at frame 3.
   await page.getByTestId("frame-slider").fill("3");
   await page.waitForTimeout(1500);
-  const shot = await page.getByTestId("viewport").screenshot();
-  fs.writeFileSync(path.join(out, "viewport.png"), shot);
-  if (process.env.EDDY_E2E_KEEP) fs.copyFileSync(path.join(out, "viewport.png"), process.env.EDDY_E2E_KEEP);
-  // Count lit particle pixels: blues to whites, brighter than the background and the grid.
-  const count = await page.evaluate(async (b64) => {
-    const img = new Image();
-    img.src = `data:image/png;base64,${b64}`;
-    await img.decode();
-    const c = document.createElement("canvas");
-    c.width = img.width;
-    c.height = img.height;
-    const g = c.getContext("2d");
-    g.drawImage(img, 0, 0);
-    const d = g.getImageData(0, 0, c.width, c.height).data;
-    let fluid = 0, collider = 0;
-    for (let i = 0; i < d.length; i += 4) {
-      if (d[i + 2] > 120 && d[i + 2] >= d[i]) fluid++;
-      if (d[i] > 180 && d[i + 1] > 110 && d[i + 2] < 110) collider++;  // the lemon's wireframe (solid colliders: orange)
-    }
-    return { fluid, collider };
-  }, shot.toString("base64"));
+  const count = await viewportPixels(page, "viewport");
   check(count.fluid > 2000, `the viewport shows fluid pixels (${count.fluid})`);
   check(count.collider > 30, `the viewport draws the colliders as wireframes (${count.collider} orange pixels)`);
   if (count.fluid <= 2000)
@@ -183,23 +191,7 @@ try {
   // The screen-space fluid mode draws the particles as a liquid surface.
   await page.getByTestId("render-mode").click();
   await page.waitForTimeout(1500);
-  const fluidShot = await page.getByTestId("viewport").screenshot();
-  fs.writeFileSync(path.join(out, "viewport_fluid.png"), fluidShot);
-  if (process.env.EDDY_E2E_KEEP) fs.copyFileSync(path.join(out, "viewport_fluid.png"), process.env.EDDY_E2E_KEEP + ".fluid.png");
-  const fluidPixels = await page.evaluate(async (b64) => {
-    const img = new Image();
-    img.src = `data:image/png;base64,${b64}`;
-    await img.decode();
-    const c = document.createElement("canvas");
-    c.width = img.width;
-    c.height = img.height;
-    const g = c.getContext("2d");
-    g.drawImage(img, 0, 0);
-    const d = g.getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 90 && d[i + 2] > d[i] + 15) n++;
-    return n;
-  }, fluidShot.toString("base64"));
+  const fluidPixels = (await viewportPixels(page, "viewport_fluid")).liquid;
   check(fluidPixels > 2000, `the screen-space fluid mode shows liquid pixels (${fluidPixels})`);
   await page.getByTestId("render-mode").click();
 

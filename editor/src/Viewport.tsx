@@ -5,6 +5,7 @@ import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import type { ColliderShape, Geometry } from "./geometry";
 import { FluidRenderer } from "./fluidRender";
+import { sphereFragmentPrelude, sphereSpriteVertex } from "./sprites";
 
 // A wireframe of one collider shape at simulation time t (its centre moves with its velocity).
 function colliderWire(c: ColliderShape, t: number): THREE.LineSegments {
@@ -34,36 +35,12 @@ function colliderWire(c: ColliderShape, t: number): THREE.LineSegments {
   return lines;
 }
 
-const impostorVertex = /* glsl */ `
-  uniform float uRadius;
-  uniform float uScale;
-  attribute vec3 color;
-  varying vec3 vColor;
-  varying vec3 vCenter;
-  varying float vRadius;
-  void main() {
-    vec4 mv = modelViewMatrix * vec4(position, 1.0);
-    vCenter = mv.xyz;
-    vRadius = uRadius;
-    vColor = color;
-    gl_Position = projectionMatrix * mv;
-    gl_PointSize = max(2.0, 2.0 * uRadius * uScale / -mv.z);
-  }
-`;
 const impostorFragment = /* glsl */ `
-  uniform mat4 projectionMatrix;
+  ${sphereFragmentPrelude}
   varying vec3 vColor;
-  varying vec3 vCenter;
-  varying float vRadius;
   void main() {
-    vec2 q = gl_PointCoord * 2.0 - 1.0;
-    q.y = -q.y;
-    float d2 = dot(q, q);
-    if (d2 > 1.0) discard;
-    vec3 n = vec3(q, sqrt(1.0 - d2));
-    vec3 p = vCenter + n * vRadius;
-    vec4 clip = projectionMatrix * vec4(p, 1.0);
-    gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
+    vec3 n, p;
+    sphereFragment(n, p);
     vec3 l = normalize(vec3(0.4, 0.8, 0.6));
     float diffuse = max(dot(n, l), 0.0);
     float spec = pow(max(dot(reflect(-l, n), vec3(0.0, 0.0, 1.0)), 0.0), 32.0);
@@ -215,7 +192,8 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
       }
       g.setAttribute("color", new THREE.BufferAttribute(colors, 3));
       const material = new THREE.ShaderMaterial({
-        vertexShader: impostorVertex,
+        defines: { USE_SPRITE_COLOR: "" },
+        vertexShader: sphereSpriteVertex,
         fragmentShader: impostorFragment,
         uniforms: { uRadius: { value: geometry.radius || 0.01 }, uScale: { value: 500 } },
       });

@@ -10,30 +10,13 @@
 //      the thickness, writing the smoothed depth so colliders and the grid
 //      still occlude it.
 import * as THREE from "three";
+import { sphereFragmentPrelude, sphereSpriteVertex } from "./sprites";
 
-const spriteVertex = /* glsl */ `
-  uniform float uRadius;
-  uniform float uScale;
-  varying vec3 vCenter;
-  void main() {
-    vec4 mv = modelViewMatrix * vec4(position, 1.0);
-    vCenter = mv.xyz;
-    gl_Position = projectionMatrix * mv;
-    gl_PointSize = max(2.0, 2.0 * uRadius * uScale / -mv.z);
-  }
-`;
 const depthFragment = /* glsl */ `
-  uniform mat4 projectionMatrix;
-  uniform float uRadius;
-  varying vec3 vCenter;
+  ${sphereFragmentPrelude}
   void main() {
-    vec2 q = gl_PointCoord * 2.0 - 1.0;
-    q.y = -q.y;
-    float d2 = dot(q, q);
-    if (d2 > 1.0) discard;
-    vec3 p = vCenter + vec3(q, sqrt(1.0 - d2)) * uRadius;
-    vec4 clip = projectionMatrix * vec4(p, 1.0);
-    gl_FragDepth = 0.5 * (clip.z / clip.w) + 0.5;
+    vec3 n, p;
+    sphereFragment(n, p);
     gl_FragColor = vec4(-p.z, 0.0, 0.0, 1.0);
   }
 `;
@@ -139,12 +122,12 @@ export class FluidRenderer {
     this.thick = new THREE.WebGLRenderTarget(1, 1, opts);
     const radius = { value: 0.01 }, scale = { value: 500 };
     this.depthMat = new THREE.ShaderMaterial({
-      vertexShader: spriteVertex,
+      vertexShader: sphereSpriteVertex,
       fragmentShader: depthFragment,
       uniforms: { uRadius: radius, uScale: scale },
     });
     this.thickMat = new THREE.ShaderMaterial({
-      vertexShader: spriteVertex,
+      vertexShader: sphereSpriteVertex,
       fragmentShader: thicknessFragment,
       uniforms: { uRadius: radius, uScale: scale },
       blending: THREE.AdditiveBlending,

@@ -11,18 +11,11 @@
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
 #include "eddy/graph/registry.h"
+#include "../builtin_registry.h"
 
 namespace eddy::validation {
 
-inline Registry& builtin_registry() {
-  static Registry r;
-  static bool loaded = false;
-  if (!loaded) {
-    r.load_plugin(std::string(EDDY_BINARY_DIR) + "/plugins/eddy_builtin_nodes.so");
-    loaded = true;
-  }
-  return r;
-}
+using test::builtin_registry;
 
 inline std::string vec(double x, double y, double z) {
   std::ostringstream s;

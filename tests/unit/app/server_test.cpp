@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "eddy/graph/registry.h"
+#include "../../builtin_registry.h"
 #include "server.h"
 
 namespace eddy::app {
@@ -24,15 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const Registry& registry() {
-  static Registry r;
-  static bool loaded = false;
-  if (!loaded) {
-    r.load_plugin(std::string(EDDY_BINARY_DIR) + "/plugins/eddy_builtin_nodes.so");
-    loaded = true;
-  }
-  return r;
-}
+const Registry& registry() { return test::builtin_registry(); }
 
 // A tank with a block of water and a PBF solver: radius r, frames 1..last.
 std::string small_graph(double r, int last, const std::string& extra_nodes = "", const std::string& extra_links = "") {
