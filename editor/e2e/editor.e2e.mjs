@@ -195,14 +195,15 @@ try {
   check(fluidPixels > 2000, `the screen-space fluid mode shows liquid pixels (${fluidPixels})`);
   await page.getByTestId("render-mode").click();
 
-  // Display the liquid mesh (double-click its node), export it over the
-  // cook range and find the files: the server surfaces the cooked frames.
-  await page.getByTestId("node-mesher").dblclick();
+  // Pick the liquid mesh for export, export it over the cook range and find
+  // the files: the server surfaces the cooked frames. Then display it.
+  await page.getByTestId("export-node").selectOption("mesher");
   await page.getByTestId("export-path").fill("e2e/surface.$F4.obj");
   await page.getByTestId("export").click();
   await page.getByTestId("exported").waitFor({ timeout: 120000 });
   const files = ["e2e/surface.0001.obj", "e2e/surface.0002.obj", "e2e/surface.0003.obj"];
   check(files.every((f) => fs.existsSync(path.join(out, f))), "the exported meshes are in the output folder");
+  await page.getByTestId("node-mesher").dblclick();
   const obj = fs.readFileSync(path.join(out, files[2]), "utf8");
   check(/^f /m.test(obj) && /^vn /m.test(obj), "an exported mesh has faces and normals");
 

@@ -124,6 +124,7 @@ export function App() {
   const [search, setSearch] = useState("");
   const [playing, setPlaying] = useState(false);
   const [exportPath, setExportPath] = useState("export/$OS.$F4.ply");
+  const [exportNode, setExportNode] = useState("");  // empty: the displayed node
   const [exported, setExported] = useState<string[]>([]);
   const [savePath, setSavePath] = useState("my_graph.eddy.json");
   const [graphPath, setGraphPath] = useState("");
@@ -132,9 +133,14 @@ export function App() {
   const pushTimer = useRef<number | undefined>(undefined);
   const clipboard = useRef<EddyNode | null>(null);
 
-  // ---- load
+  // ---- load (a graph opened before the catalog arrives waits for it)
+  const catalogReady = useRef<Promise<Map<string, NodeSpec>> | null>(null);
   useEffect(() => {
-    api.catalog().then((list) => setCatalog(new Map(list.map((s) => [s.type, s]))));
+    catalogReady.current = api.catalog().then((list) => {
+      const m = new Map(list.map((s) => [s.type, s]));
+      setCatalog(m);
+      return m;
+    });
     api.graphs().then(setFiles);
   }, []);
 
@@ -142,7 +148,7 @@ export function App() {
     setNodes((ns) => ns.map((n) => (n.id === id ? { ...n, data: { ...n.data, badge: { state, ...extra } } } : n)));
 
   const fromGraph = useCallback(
-    (g: Graph) => {
+    (g: Graph, catalog: Map<string, NodeSpec>) => {
       const ns: EddyNode[] = g.nodes
         .filter((n) => catalog.has(n.type))
         .map((n) => ({
@@ -173,7 +179,7 @@ export function App() {
       undo.current = [];
       redo.current = [];
     },
-    [catalog],
+    [],
   );
 
   const toGraph = useCallback(
@@ -472,8 +478,8 @@ export function App() {
 
   const openGraph = async (path: string) => {
     try {
-      const g = await api.open(path);
-      fromGraph(g);
+      const [g, specs] = await Promise.all([api.open(path), catalogReady.current ?? api.catalog().then((l) => new Map(l.map((s) => [s.type, s])))]);
+      fromGraph(g, specs);
       setGraphPath(path);
       setGeometry(null);
       setMessage(`opened ${path}`);
@@ -494,7 +500,7 @@ export function App() {
   };
 
   const doExport = async () => {
-    const node = displayNode;
+    const node = exportNode || displayNode;
     if (!node) return;
     try {
       const r = await api.exportFiles(node, cookRange, exportPath);
@@ -662,6 +668,16 @@ export function App() {
         </label>
         <button data-testid="cook" onClick={cook}>cook</button>
         <button onClick={() => api.cancel()}>cancel</button>
+        <select data-testid="export-node" value={exportNode} onChange={(e) => setExportNode(e.target.value)} title="Node to export">
+          <option value="">(displayed node)</option>
+          {nodes
+            .filter((n) => n.data.spec.outputs.some((o) => o.type === "points" || o.type === "mesh" || o.type === "volumes"))
+            .map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.id}
+              </option>
+            ))}
+        </select>
         <input data-testid="export-path" value={exportPath} onChange={(e) => setExportPath(e.target.value)} />
         <button data-testid="export" onClick={doExport}>export</button>
         <input value={savePath} onChange={(e) => setSavePath(e.target.value)} />

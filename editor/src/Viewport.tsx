@@ -59,6 +59,7 @@ export interface ViewportProps {
 
 export function Viewport({ geometry, colliders, time, mode, colorBy, message }: ViewportProps) {
   const host = useRef<HTMLDivElement>(null);
+  const dirty = useRef(true);
   const state = useRef<{
     renderer: THREE.WebGLRenderer;
     scene: THREE.Scene;
@@ -94,13 +95,19 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
       renderer.domElement.style.height = "100%";
       camera.aspect = w / Math.max(1, h);
       camera.updateProjectionMatrix();
+      dirty.current = true;
     };
     const observer = new ResizeObserver(resize);
     observer.observe(el);
     resize();
     let frame = 0;
+    // Drawn only when something changed (camera, geometry, colliders, mode,
+    // size): a still viewport costs nothing, which matters with software GL.
     const loop = () => {
+      frame = requestAnimationFrame(loop);
       controls.update();
+      if (!dirty.current) return;
+      dirty.current = false;
       const pts = state.current?.object;
       if (pts && (pts as THREE.Points).isPoints) {
         const m = (pts as THREE.Points).material as THREE.ShaderMaterial;
@@ -111,8 +118,8 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
       renderer.render(scene, camera);
       if (st?.fluidOn) st.fluid.render(renderer, camera);
       if (st?.object) st.object.visible = true;
-      frame = requestAnimationFrame(loop);
     };
+    controls.addEventListener("change", () => (dirty.current = true));
     loop();
     const wires = new THREE.Group();
     scene.add(wires);
@@ -130,6 +137,7 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
 
   useEffect(() => {
     if (state.current) state.current.fluidOn = mode === "fluid";
+    dirty.current = true;
   }, [mode]);
 
   useEffect(() => {
@@ -140,11 +148,13 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
       (w as THREE.LineSegments).geometry.dispose();
     }
     for (const c of colliders) s.wires.add(colliderWire(c, time));
+    dirty.current = true;
   }, [colliders, time]);
 
   useEffect(() => {
     const s = state.current;
     if (!s) return;
+    dirty.current = true;
     if (s.object) {
       s.scene.remove(s.object);
       const o = s.object as THREE.Mesh;
