@@ -39,12 +39,15 @@ const quadVertex = /* glsl */ `
 const blurFragment = /* glsl */ `
   uniform sampler2D uDepth;
   uniform vec2 uStep;        // one texel along the blur direction
-  uniform float uRadiusPx;   // filter radius in pixels
+  uniform float uWorldRadius; // filter radius in metres (a few particle radii)
+  uniform float uScale;      // pixels per metre at distance 1
   uniform float uRange;      // depth difference (m) that halves a sample's weight
   varying vec2 vUv;
   void main() {
     float d0 = texture2D(uDepth, vUv).r;
     if (d0 <= 0.0) { gl_FragColor = vec4(0.0); return; }
+    // The filter covers the same few particle radii near and far.
+    float uRadiusPx = clamp(uWorldRadius * uScale / d0, 1.0, 32.0);
     float sum = 0.0, wsum = 0.0;
     float sigma = max(uRadiusPx / 2.0, 1.0);
     for (int i = -12; i <= 12; i++) {
@@ -115,11 +118,13 @@ export class FluidRenderer {
   private sprites: THREE.Points | null = null;
 
   constructor() {
-    const opts = { type: THREE.HalfFloatType, format: THREE.RedFormat, depthBuffer: false } as const;
-    this.depth = new THREE.WebGLRenderTarget(1, 1, { type: THREE.HalfFloatType, format: THREE.RedFormat, depthBuffer: true });
+    // Depths in full floats: half floats step by a millimetre at a metre and a
+    // half, which the normals (differences of neighbouring pixels) turn into noise.
+    const opts = { type: THREE.FloatType, format: THREE.RedFormat, depthBuffer: false } as const;
+    this.depth = new THREE.WebGLRenderTarget(1, 1, { type: THREE.FloatType, format: THREE.RedFormat, depthBuffer: true });
     this.blurA = new THREE.WebGLRenderTarget(1, 1, opts);
     this.blurB = new THREE.WebGLRenderTarget(1, 1, opts);
-    this.thick = new THREE.WebGLRenderTarget(1, 1, opts);
+    this.thick = new THREE.WebGLRenderTarget(1, 1, { type: THREE.HalfFloatType, format: THREE.RedFormat, depthBuffer: false });
     const radius = { value: 0.01 }, scale = { value: 500 };
     this.depthMat = new THREE.ShaderMaterial({
       vertexShader: sphereSpriteVertex,
@@ -138,7 +143,13 @@ export class FluidRenderer {
     this.blurMat = new THREE.ShaderMaterial({
       vertexShader: quadVertex,
       fragmentShader: blurFragment,
-      uniforms: { uDepth: { value: null }, uStep: { value: new THREE.Vector2() }, uRadiusPx: { value: 8 }, uRange: { value: 0.02 } },
+      uniforms: {
+        uDepth: { value: null },
+        uStep: { value: new THREE.Vector2() },
+        uWorldRadius: { value: 0.03 },
+        uScale: { value: 500 },
+        uRange: { value: 0.02 },
+      },
       depthTest: false,
       depthWrite: false,
     });
@@ -197,10 +208,11 @@ export class FluidRenderer {
     renderer.clear(true, true, true);
     renderer.render(this.spriteScene, camera);
     // 3. bilateral blur, horizontal then vertical
-    const radiusPx = Math.min(16, Math.max(2, 3 * this.depthMat.uniforms.uRadius.value * this.depthMat.uniforms.uScale.value / Math.max(0.1, camera.position.distanceTo(new THREE.Vector3()))));
+    const r = this.depthMat.uniforms.uRadius.value;
     this.quad.material = this.blurMat;
-    this.blurMat.uniforms.uRadiusPx.value = radiusPx;
-    this.blurMat.uniforms.uRange.value = 4 * this.depthMat.uniforms.uRadius.value;
+    this.blurMat.uniforms.uWorldRadius.value = 4 * r;
+    this.blurMat.uniforms.uScale.value = this.depthMat.uniforms.uScale.value;
+    this.blurMat.uniforms.uRange.value = 2 * r;
     this.blurMat.uniforms.uDepth.value = this.depth.texture;
     this.blurMat.uniforms.uStep.value.set(1 / size.x, 0);
     renderer.setRenderTarget(this.blurA);
