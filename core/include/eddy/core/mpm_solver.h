@@ -544,12 +544,12 @@ class MpmSolverT final : public MpmSolver {
   // the particles of a cell sit together in memory.
   void reorder() {
     const uint32_t* order = order_.data();
-    permute(x_, tmp3_);
-    permute(v_, tmp3_);
-    permute(F_, tmp_mat_);
-    permute(C_, tmp_mat_);
-    permute(jp_, tmpf_);
-    permute(mat_, tmpi_);
+    permute_into(ex_, x_, tmp3_, order, n_);
+    permute_into(ex_, v_, tmp3_, order, n_);
+    permute_into(ex_, F_, tmp_mat_, order, n_);
+    permute_into(ex_, C_, tmp_mat_, order, n_);
+    permute_into(ex_, jp_, tmpf_, order, n_);
+    permute_into(ex_, mat_, tmpi_, order, n_);
     carried_.permute(ex_, order, n_);
     // Now sorted position s holds particle s.
     uint32_t* ord = order_.data();
@@ -561,14 +561,6 @@ class MpmSolverT final : public MpmSolver {
       const bool first = s == 0 || (keys[s] >> 6) != (keys[s - 1] >> 6);
       pb_of[s] = first ? flags[s] : flags[s] - 1;
     });
-  }
-  template <class T>
-  void permute(Vec<T>& buf, Vec<T>& tmp) {
-    const uint32_t* order = order_.data();
-    const T* src = buf.data();
-    T* dst = tmp.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { dst[k] = src[order[k]]; });
-    std::swap(buf, tmp);
   }
 
   void check_grid_size(uint64_t node_blocks) const {

@@ -205,12 +205,7 @@ class PbfSolverT final : public PbfSolver {
 
   void reorder() {
     const uint32_t* order = grid_.sorted_order();
-    for (Vec<Vec3f>* buf : {&x_, &v_, &xp_}) {
-      const Vec3f* src = buf->data();
-      Vec3f* dst = tmp3_.data();
-      ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { dst[k] = src[order[k]]; });
-      std::swap(*buf, tmp3_);
-    }
+    for (Vec<Vec3f>* buf : {&x_, &v_, &xp_}) permute_into(ex_, *buf, tmp3_, order, n_);
     carried_.permute(ex_, order, n_);
   }
 

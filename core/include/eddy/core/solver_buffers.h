@@ -8,6 +8,8 @@
 //   DeviceColliders    the colliders, with copies of sampled grids (whose
 //                      owners may free them after the frame).
 #include <cstring>
+#include <type_traits>
+#include <utility>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -17,6 +19,17 @@
 #include "eddy/core/points.h"
 
 namespace eddy {
+
+// The solvers' reordering of one array: buf[k] takes buf[order[k]] for
+// k < n, gathered into `scratch` (at least n long), which is swapped in.
+template <class Exec, class V>
+void permute_into(const Exec& ex, V& buf, V& scratch, const uint32_t* order, uint32_t n) {
+  using T = std::remove_pointer_t<decltype(scratch.data())>;
+  const T* src = buf.data();
+  T* dst = scratch.data();
+  ex.for_each(n, [=] EDDY_HD(uint32_t k) { dst[k] = src[order[k]]; });
+  std::swap(buf, scratch);
+}
 
 template <class Exec>
 class CarriedAttributes {

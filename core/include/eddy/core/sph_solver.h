@@ -298,22 +298,9 @@ class SphSolverT final : public SphSolver {
 
   void reorder() {
     const uint32_t* order = grid_.sorted_order();
-    for (Vec<Vec3f>* buf : {&x_, &v_}) permute(*buf, order);
-    for (Vec<float>* buf : {&kappa_, &kappa_v_, &pressure_}) permute(*buf, order);
+    for (Vec<Vec3f>* buf : {&x_, &v_}) permute_into(ex_, *buf, tmp3_, order, n_);
+    for (Vec<float>* buf : {&kappa_, &kappa_v_, &pressure_}) permute_into(ex_, *buf, tmpf_, order, n_);
     carried_.permute(ex_, order, n_);
-  }
-  void permute(Vec<Vec3f>& buf, const uint32_t* order) {
-    const Vec3f* src = buf.data();
-    Vec3f* dst = tmp3_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { dst[k] = src[order[k]]; });
-    std::swap(buf, tmp3_);
-  }
-  void permute(Vec<float>& buf, const uint32_t* order) {
-    float* tmp = tmpf_.data();
-    const float* src = buf.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { tmp[k] = src[order[k]]; });
-    float* dst = buf.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { dst[k] = tmp[k]; });
   }
 
   // x => rho_i / rho0 (summation with poly6, fluid and boundary), and for
