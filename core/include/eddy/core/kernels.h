@@ -24,6 +24,10 @@ struct KernelSample {
   float w;
   Vec3f grad;
 };
+// The same as scalars: W(|r|) and g with grad W(r) = r g.
+struct KernelScalars {
+  float w, g;
+};
 
 struct Poly6 {
   float h2, k, kg;
@@ -58,13 +62,15 @@ struct Spiky {
     const float d = h - r;
     return k * d * d * d;
   }
-  // Guarded at r -> 0, where the direction is undefined: returns 0 there.
-  EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
-    const float rl = length(r);
-    if (rl >= h || rl <= 1e-9f * h) return vec3(0.0f);
+  // grad W(r) = r * grad_scale(|r|^2). Guarded at r -> 0, where the
+  // direction is undefined: 0 there.
+  EDDY_HD_INLINE float grad_scale(float r2) const {
+    const float rl = sqrtf(r2);
+    if (rl >= h || rl <= 1e-9f * h) return 0.0f;
     const float d = h - rl;
-    return r * (kg * d * d / rl);
+    return kg * d * d / rl;
   }
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return r * grad_scale(length2(r)); }
 };
 
 struct CubicSpline {
@@ -81,7 +87,7 @@ struct CubicSpline {
   // W(|r|) and grad W(r) for r2 = |r|^2. Branch-free: neighbours sit on
   // both sides of q = 1/2 (the nearest lattice neighbour is exactly there at
   // h = 2 spacings), where a branch would be mispredicted half the time.
-  EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
+  EDDY_HD_INLINE KernelScalars scalars(float r2) const {
     const float rl = sqrtf(r2);
     const float q = fminf(rl * inv_h, 1.0f);
     const float d = 1.0f - q;
@@ -90,13 +96,17 @@ struct CubicSpline {
     const float g_in = q * (3.0f * q - 2.0f), g_out = -d * d;
     const float w = k * (inner ? w_in : w_out);
     const float dwdq = inner ? g_in : g_out;
-    const float scale = rl > 1e-9f * h ? kg * dwdq * inv_h / rl : 0.0f;
-    return {w, r * scale};
+    return {w, rl > 1e-9f * h ? kg * dwdq * inv_h / rl : 0.0f};
   }
-  EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
-    const float rl = length(r);
+  EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
+    const KernelScalars s = scalars(r2);
+    return {s.w, r * s.g};
+  }
+  // grad W(r) = r * grad_scale(|r|^2), guarded at r -> 0.
+  EDDY_HD_INLINE float grad_scale(float r2) const {
+    const float rl = sqrtf(r2);
     const float q = rl * inv_h;
-    if (q >= 1.0f || rl <= 1e-9f * h) return vec3(0.0f);
+    if (q >= 1.0f || rl <= 1e-9f * h) return 0.0f;
     // dW/dr / r, from W(q): d/dq = 18q^2 - 12q (inner), -6 (1-q)^2 (outer); dq/dr = 1/h.
     float dwdq;
     if (q <= 0.5f) dwdq = q * (3.0f * q - 2.0f);
@@ -104,8 +114,9 @@ struct CubicSpline {
       const float d = 1.0f - q;
       dwdq = -d * d;
     }
-    return r * (kg * dwdq * inv_h / rl);
+    return kg * dwdq * inv_h / rl;
   }
+  EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return r * grad_scale(length2(r)); }
 };
 
 // The Laplacian of Mueller et al.'s viscosity kernel, the only part of it
@@ -146,6 +157,12 @@ struct PairKernels {
   EDDY_HD_INLINE explicit PairKernels(float h, int k) : poly6(h), spiky(h), cubic(h), kind(k) {}
   EDDY_HD_INLINE float W(float r2) const { return kind == 0 ? poly6.W(r2) : cubic.W(r2); }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
+  // grad(r) = r * grad_scale(|r|^2): what a solver stores per pair to reuse.
+  EDDY_HD_INLINE float grad_scale(float r2) const { return kind == 0 ? spiky.grad_scale(r2) : cubic.grad_scale(r2); }
+  EDDY_HD_INLINE KernelScalars scalars(float r2) const {
+    if (kind == 0) return {poly6.W(r2), spiky.grad_scale(r2)};
+    return cubic.scalars(r2);
+  }
   // Density kernel value and gradient-kernel gradient at r, |r|^2 = r2.
   EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
     if (kind == 0) return {poly6.W(r2), spiky.grad(r)};

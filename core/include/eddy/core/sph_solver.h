@@ -172,7 +172,8 @@ class SphSolverT final : public SphSolver {
     size_t b = (x_.size() + v_.size() + a_.size() + normal_.size() + tmp3_.size() + bx_.size() + blocal_.size()) *
                    sizeof(Vec3f) +
                (density_.size() + pressure_.size() + alpha_.size() + kappa_.size() + kappa_v_.size() +
-                residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4;
+                residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size() + pair_g_.size() +
+                bpair_g_.size()) * 4;
     b += carried_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
@@ -209,7 +210,6 @@ class SphSolverT final : public SphSolver {
       forces = secs(t2, Clock::now());
       integrate(dt, /*add_accel=*/true);
     } else {
-      compute_factor();
       if (params_.divergence_solver) s.divergence_iterations = divergence_solve(dt);
       const auto t3 = Clock::now();
       divergence = secs(t2, t3);
@@ -303,8 +303,14 @@ class SphSolverT final : public SphSolver {
     carried_.permute(ex_, order, n_);
   }
 
-  // x => rho_i / rho0 (summation with poly6, fluid and boundary), and for
-  // WCSPH the Tait pressure; returns the compression error.
+  // x => rho_i / rho0 (summation, fluid and boundary), and for WCSPH the
+  // Tait pressure; returns the compression error. For DFSPH the same pass
+  // gives the factor (Bender & Koschier 2017, eq. 9, in volumes)
+  //   alpha_i = 1 / (|sum_j V grad W_ij + sum_b V_b grad W_ib|^2 + sum_j |V grad W_ij|^2)
+  // and keeps each pair's gradient scale, grad W_ij = (x_i - x_j) g_ij,
+  // times the neighbour's volume (V for fluid, Psi_b / rho0 for boundary):
+  // the solvers' passes, a dozen a step, then skip the kernel and its square
+  // root (positions do not change within the solves).
   SphErrorStats compute_density() {
     const SphConstants c = c_;
     const PairKernels W(c.h, c.kernel);
@@ -318,25 +324,59 @@ class SphSolverT final : public SphSolver {
     float* pressure = pressure_.data();
     float* err = residual_.data();
     const bool wcsph = params_.method == SphMethod::Wcsph;
+    if (!wcsph) {
+      grow(pair_g_, size_t(grid_.pair_count()) + n_);
+      if (with_b) grow(bpair_g_, size_t(bgrid_.pair_count()) + n_);
+    }
+    float* pg = pair_g_.data();
+    float* bpg = bpair_g_.data();
+    float* alpha = alpha_.data();
     const float w0 = W.W(0.0f);
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = x[i];
       float wsum = w0;
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) wsum += W.W(length2(xi - x[nb.indices[q]]));
-      float rel = wsum * c.volume0;
-      if (with_b)
-        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
-          const uint32_t b = nbb.indices[q];
-          rel += psi[b] * c.inv_rho0 * W.W(length2(xi - bx[b]));
-        }
-      density[i] = rel;
-      err[i] = fmaxf(rel - 1.0f, 0.0f);
+      float rel;
       if (wcsph) {
+        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) wsum += W.W(length2(xi - x[nb.indices[q]]));
+        rel = wsum * c.volume0;
+        if (with_b)
+          for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
+            const uint32_t b = nbb.indices[q];
+            rel += psi[b] * c.inv_rho0 * W.W(length2(xi - bx[b]));
+          }
         // Tait (Becker & Teschner 2007, eq. 6): p = B ((rho/rho0)^gamma - 1).
         float p = c.B * (powf(rel, c.gamma) - 1.0f);
         if (c.clamp) p = fmaxf(p, 0.0f);
         pressure[i] = p;
+      } else {
+        Vec3f gsum = vec3(0.0f);
+        float g2 = 0.0f;
+        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+          const Vec3f r = xi - x[nb.indices[q]];
+          const KernelScalars k = W.scalars(length2(r));
+          wsum += k.w;
+          const float gs = k.g * c.volume0;
+          pg[q] = gs;
+          const Vec3f gw = r * gs;
+          gsum += gw;
+          g2 += length2(gw);
+        }
+        rel = wsum * c.volume0;
+        if (with_b)
+          for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
+            const uint32_t b = nbb.indices[q];
+            const Vec3f r = xi - bx[b];
+            const KernelScalars k = W.scalars(length2(r));
+            const float vb = psi[b] * c.inv_rho0;
+            rel += vb * k.w;
+            bpg[q] = k.g * vb;
+            gsum += r * (k.g * vb);
+          }
+        const float den = length2(gsum) + g2;
+        alpha[i] = den > 1e-6f / (c.h * c.h) ? 1.0f / den : 0.0f;
       }
+      density[i] = rel;
+      err[i] = fmaxf(rel - 1.0f, 0.0f);
     });
     return ex_.reduce(
         n_, SphErrorStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return SphErrorStats{err[i], err[i]}; }, SumOp{});
@@ -510,50 +550,19 @@ class SphSolverT final : public SphSolver {
     std::swap(v_, tmp3_);
   }
 
-  // DFSPH factor (Bender & Koschier 2017, eq. 9, in volumes):
-  // alpha_i = 1 / (|sum_j V grad W_ij + sum_b V_b grad W_ib|^2 + sum_j |V grad W_ij|^2).
-  void compute_factor() {
-    const SphConstants c = c_;
-    const PairKernels S(c.h, c.kernel);
-    const NeighborView nb = grid_.neighbors();
-    const NeighborView nbb = bgrid_.neighbors();
-    const bool with_b = nb_ > 0;
-    const Vec3f* x = x_.data();
-    const Vec3f* bx = bx_.data();
-    const float* psi = bpsi_.data();
-    float* alpha = alpha_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      const Vec3f xi = x[i];
-      Vec3f gsum = vec3(0.0f);
-      float g2 = 0.0f;
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-        const Vec3f gw = S.grad(xi - x[nb.indices[q]]) * c.volume0;
-        gsum += gw;
-        g2 += length2(gw);
-      }
-      if (with_b)
-        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
-          const uint32_t b = nbb.indices[q];
-          gsum += S.grad(xi - bx[b]) * (psi[b] * c.inv_rho0);
-        }
-      const float den = length2(gsum) + g2;
-      alpha[i] = den > 1e-6f / (c.h * c.h) ? 1.0f / den : 0.0f;
-    });
-  }
-
   // Rate of compression (DFSPH) of the current velocities, per particle:
   // sum_j V (v_i - v_j) . grad W_ij + boundary, times `scale`, plus `base`;
   // stored in residual, clamped at 0 (no suction). Returns the mean and max.
   SphErrorStats compute_residual(float scale, bool add_density, bool divergence) {
     const SphConstants c = c_;
-    const PairKernels S(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
     const NeighborView nbb = bgrid_.neighbors();
     const bool with_b = nb_ > 0;
     const Vec3f* x = x_.data();
     const Vec3f* v = v_.data();
     const Vec3f* bx = bx_.data();
-    const float* psi = bpsi_.data();
+    const float* pg = pair_g_.data();
+    const float* bpg = bpair_g_.data();
     const uint32_t* bcol = bcol_.data();
     const Collider* cols = colliders_.data();
     const float* density = density_.data();
@@ -564,15 +573,14 @@ class SphSolverT final : public SphSolver {
       float count = float(nb.end(i) - nb.begin(i));
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
-        d += dot(vi - v[j], S.grad(xi - x[j]));
+        d += dot(vi - v[j], xi - x[j]) * pg[q];
       }
-      d *= c.volume0;
       if (with_b) {
         // Boundary particles counted at the fluid's sampling density.
         count += float(nbb.end(i) - nbb.begin(i)) * c.boundary_weight;
         for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
           const uint32_t b = nbb.indices[q];
-          d += dot(vi - cols[bcol[b]].velocity, S.grad(xi - bx[b])) * (psi[b] * c.inv_rho0);
+          d += dot(vi - cols[bcol[b]].velocity, xi - bx[b]) * bpg[q];
         }
       }
       float e = d * scale + (add_density ? density[i] - 1.0f : 0.0f);
@@ -588,14 +596,13 @@ class SphSolverT final : public SphSolver {
   // v_i -= dt (sum_j V (k_i + k_j) grad W_ij + sum_b V_b k_i grad W_ib), the
   // DFSPH velocity update with stiffness k (eq. 10-11, in volumes).
   void apply_kappa(float dt, const float* kappa) {
-    const SphConstants c = c_;
-    const PairKernels S(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
     const NeighborView nbb = bgrid_.neighbors();
     const bool with_b = nb_ > 0;
     const Vec3f* x = x_.data();
     const Vec3f* bx = bx_.data();
-    const float* psi = bpsi_.data();
+    const float* pg = pair_g_.data();
+    const float* bpg = bpair_g_.data();
     Vec3f* v = v_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = x[i];
@@ -603,14 +610,10 @@ class SphSolverT final : public SphSolver {
       Vec3f dv = vec3(0.0f);
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
-        dv += S.grad(xi - x[j]) * (ki + kappa[j]);
+        dv += (xi - x[j]) * ((ki + kappa[j]) * pg[q]);
       }
-      dv *= c.volume0;
       if (with_b && ki != 0.0f)
-        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
-          const uint32_t b = nbb.indices[q];
-          dv += S.grad(xi - bx[b]) * (ki * psi[b] * c.inv_rho0);
-        }
+        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) dv += (xi - bx[nbb.indices[q]]) * (ki * bpg[q]);
       v[i] -= dv * dt;
     });
   }
@@ -705,6 +708,12 @@ class SphSolverT final : public SphSolver {
     return uint32_t(s.sum + 0.5f);
   }
 
+  // Grows a per-pair buffer to at least `size`, with headroom (lists change a little every step).
+  template <class T>
+  static void grow(Vec<T>& b, size_t size) {
+    if (b.size() < size) b.resize(size + size / 4);
+  }
+
   template <class T>
   void zero(Vec<T>& b) {
     T* p = b.data();
@@ -742,6 +751,7 @@ class SphSolverT final : public SphSolver {
   Bounds3 domain_ = empty_bounds();
   Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
   Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
+  Vec<float> pair_g_, bpair_g_;  // DFSPH: per-pair gradient scales times volumes (compute_density)
   Vec<float> tmpf_;  // scratch: a permuted float attribute, the solvers' per-iteration stiffness
   Vec<Vec3f> bx_, blocal_;
   Vec<float> bpsi_;
