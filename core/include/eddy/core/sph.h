@@ -74,7 +74,9 @@ struct SphParams {
   float color_threshold = 0.1f;  // ColorField: |grad c| below this share of a flat surface's is interior
 
   // Time step: dt = min(cfl * 2r / v_max, 0.4 * 2r / (c0 + v_max) [WCSPH],
-  // 0.125 h^2 / nu [viscosity], 0.25 sqrt(h / a_max) [forces], max_dt).
+  // cfl * 2r / (v_expected / 2) [DFSPH: a liquid about to fall does not
+  // start with steps it must cut tenfold], 0.125 h^2 / nu [viscosity],
+  // 0.25 sqrt(h / a_max) [forces], max_dt).
   float cfl = 0.4f;
   float max_dt = 0.005f;  // s
   float min_dt = 1e-6f;   // s: below this the step is refused as unstable
