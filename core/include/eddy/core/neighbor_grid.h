@@ -389,7 +389,10 @@ class NeighborGrid {
   // fluid particles against a grid of boundary particles): for each q_i,
   // every grid particle at x (the positions the grid was built on) within h,
   // in the fixed order of find_neighbors. The lists replace the grid's own.
-  void find_neighbors_of(const Vec3f* x, const Vec3f* q, uint32_t nq) {
+  // With `near`, points whose flag is 0 are known to have no grid particle
+  // within h (the caller's test, e.g. a distance to the surfaces the grid
+  // particles sample) and get empty lists without a search.
+  void find_neighbors_of(const Vec3f* x, const Vec3f* q, uint32_t nq, const uint8_t* near = nullptr) {
     ensure(offsets_, nq + 1);
     if (nq == 0 || n_ == 0) {
       pairs_ = 0;
@@ -416,7 +419,7 @@ class NeighborGrid {
     ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
       const Vec3f qi = q[i];
       uint32_t c = 1;  // the spare slot
-      visit(qi, [&](uint32_t p) { c += length2(qi - xs[p]) < h2; });
+      if (!near || near[i]) visit(qi, [&](uint32_t p) { c += length2(qi - xs[p]) < h2; });
       counts[i] = c;
     });
     ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[nq] = 0; });
@@ -426,6 +429,7 @@ class NeighborGrid {
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
     ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
+      if (near && !near[i]) return;
       const Vec3f qi = q[i];
       uint32_t* out = indices + offsets[i];
       uint32_t w = 0;

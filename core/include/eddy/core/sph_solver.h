@@ -127,6 +127,7 @@ class SphSolverT final : public SphSolver {
     zero(pressure_);
     carried_.load(ex_, pts, {"density", "pressure"});
     tmpf_.resize(n_);
+    near_.resize(n_);
     steps_ = 0;
     // The region boundary particles must cover: the particles, grown by
     // their own extent (room to splash), and every finite collider.
@@ -209,7 +210,12 @@ class SphSolverT final : public SphSolver {
     if (boundary_dirty_ || moving_) prepare_boundary(time);
     find_neighbors();
     const auto t1 = Clock::now();
-    const SphErrorStats e = compute_density();
+    // DFSPH's warm starts ride on passes that visit the pairs anyway: the
+    // divergence solver's on the density pass, the density solver's on the
+    // forces pass (each adds velocity through the pairs' gradients only, so
+    // where it is added does not matter as long as it precedes its solve).
+    const bool warm = params_.method == SphMethod::Dfsph && params_.warm_start && steps_ > 0;
+    const SphErrorStats e = compute_density(warm && params_.divergence_solver ? dt : 0.0f);
     s.mean_density_error = 100.0f * e.sum / float(n_);
     s.max_density_error = 100.0f * e.max;
     const auto t2 = Clock::now();
@@ -220,15 +226,15 @@ class SphSolverT final : public SphSolver {
       forces = secs(t2, Clock::now());
       integrate(dt, /*add_accel=*/true);
     } else {
-      if (params_.divergence_solver) s.divergence_iterations = divergence_solve(dt);
+      if (params_.divergence_solver) s.divergence_iterations = divergence_solve(dt, warm);
       const auto t3 = Clock::now();
       divergence = secs(t2, t3);
       if (c_.tension_model != 0) compute_normals();
-      compute_forces(dt, /*pressure=*/false);
-      add_accel(dt);
+      compute_forces(dt, /*pressure=*/false, warm);
+      add_accel(dt, warm);
       const auto t4 = Clock::now();
       forces = secs(t3, t4);
-      const SphErrorStats d = density_solve(dt, s.iterations);
+      const SphErrorStats d = density_solve(dt, s.iterations, warm);
       s.mean_density_error = 100.0f * d.sum / float(n_);
       s.max_density_error = 100.0f * d.max;
       pressure = secs(t4, Clock::now());
@@ -303,7 +309,23 @@ class SphSolverT final : public SphSolver {
       grid_.mark_reordered();
     }
     grid_.find_neighbors(x_.data());
-    if (nb_) bgrid_.find_neighbors_of(bx_.data(), x_.data(), n_);
+    if (nb_) {
+      // Boundary particles lie on or inside their colliders, so a particle
+      // farther than h outside every collider has none within h: no search.
+      // (Sampled grids are interpolated, not exact distances: always searched.)
+      const Collider* cols = colliders_.data();
+      const uint32_t ncoll = ncoll_;
+      const Vec3f* x = x_.data();
+      const float h = c_.h, t = time_;
+      uint8_t* near = near_.data();
+      ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+        bool close = false;
+        for (uint32_t k = 0; k < ncoll && !close; ++k)
+          close = cols[k].type == ShapeType::Grid || collider_sdf(cols[k], x[i], t).distance < h;
+        near[i] = close ? 1 : 0;
+      });
+      bgrid_.find_neighbors_of(bx_.data(), x_.data(), n_, near);
+    }
   }
 
   void reorder() {
@@ -321,7 +343,11 @@ class SphSolverT final : public SphSolver {
   // times the neighbour's volume (V for fluid, Psi_b / rho0 for boundary):
   // the solvers' passes, a dozen a step, then skip the kernel and its square
   // root (positions do not change within the solves).
-  SphErrorStats compute_density() {
+  //
+  // warm_dt > 0 (DFSPH): also the divergence solver's warm start (see
+  // warm_start): half of the last step's total, k dt, divided by this step
+  // dt, applied to v; the halved totals go to kappa_v_.
+  SphErrorStats compute_density(float warm_dt = 0.0f) {
     const SphConstants c = c_;
     const PairKernels W(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
@@ -342,6 +368,11 @@ class SphSolverT final : public SphSolver {
     float* bpg = bpair_g_.data();
     float* alpha = alpha_.data();
     const float w0 = W.W(0.0f);
+    const bool warm = warm_dt > 0.0f;
+    const float kv_scale = warm ? 0.5f / warm_dt : 0.0f;
+    const float* kv_old = kappa_v_.data();
+    float* kv_new = tmpf_.data();
+    Vec3f* v = v_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = x[i];
       float wsum = w0;
@@ -359,10 +390,12 @@ class SphSolverT final : public SphSolver {
         if (c.clamp) p = fmaxf(p, 0.0f);
         pressure[i] = p;
       } else {
-        Vec3f gsum = vec3(0.0f);
+        Vec3f gsum = vec3(0.0f), dv = vec3(0.0f);
         float g2 = 0.0f;
+        const float kvi = kv_old[i] * kv_scale;
         for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-          const Vec3f r = xi - x[nb.indices[q]];
+          const uint32_t j = nb.indices[q];
+          const Vec3f r = xi - x[j];
           const KernelScalars k = W.scalars(length2(r));
           wsum += k.w;
           const float gs = k.g * c.volume0;
@@ -370,6 +403,7 @@ class SphSolverT final : public SphSolver {
           const Vec3f gw = r * gs;
           gsum += gw;
           g2 += length2(gw);
+          if (warm) dv += gw * (kvi + kv_old[j] * kv_scale);
         }
         rel = wsum * c.volume0;
         if (with_b)
@@ -381,13 +415,19 @@ class SphSolverT final : public SphSolver {
             rel += vb * k.w;
             bpg[q] = k.g * vb;
             gsum += r * (k.g * vb);
+            if (warm) dv += r * (kvi * k.g * vb);
           }
         const float den = length2(gsum) + g2;
         alpha[i] = den > 1e-6f / (c.h * c.h) ? 1.0f / den : 0.0f;
+        if (warm) {
+          v[i] -= dv * warm_dt;
+          kv_new[i] = kvi;
+        }
       }
       density[i] = rel;
       err[i] = fmaxf(rel - 1.0f, 0.0f);
     });
+    if (warm) std::swap(kappa_v_, tmpf_);
     return ex_.reduce(
         n_, SphErrorStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return SphErrorStats{err[i], err[i]}; }, SumOp{});
   }
@@ -422,7 +462,12 @@ class SphSolverT final : public SphSolver {
 
   // Accelerations: gravity, the symmetric pressure force (WCSPH), viscosity,
   // surface tension, spring-damper walls and wall friction.
-  void compute_forces(float dt, bool with_pressure) {
+  //
+  // warm (DFSPH): also the density solver's warm start (see warm_start):
+  // half of the last step's total stiffness, its velocity change per unit
+  // time kept in tmp3_ (apart from the accelerations, which set the force
+  // condition of the time step), the halved totals in kappa_.
+  void compute_forces(float dt, bool with_pressure, bool warm = false) {
     const SphConstants c = c_;
     const PairKernels S(c.h, c.kernel);
     const ViscosityLaplacian L(c.h);
@@ -444,13 +489,20 @@ class SphSolverT final : public SphSolver {
     const Vec3f g = params_.gravity;
     const float t = time_;
     Vec3f* acc = a_.data();
+    const float* pg = pair_g_.data();
+    const float* bpg = bpair_g_.data();
+    const float* k_old = kappa_.data();
+    float* k_new = tmpf_.data();
+    Vec3f* warm_dv = tmp3_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = x[i], vi = v[i];
       const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
-      Vec3f a = g, ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f);
+      Vec3f a = g, ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f), wk = vec3(0.0f);
+      const float ki = warm ? 0.5f * k_old[i] : 0.0f;
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
         const Vec3f r = xi - x[j];
+        if (warm) wk += r * ((ki + 0.5f * k_old[j]) * pg[q]);
         const float rl = length(r);
         const float rho_j = density[j] * c.rho0;
         // Pressure, Monaghan's symmetric form (Monaghan 1992, eq. 3.3):
@@ -480,6 +532,7 @@ class SphSolverT final : public SphSolver {
       if (with_b)
         for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
           const uint32_t b = nbb.indices[q];
+          if (warm) wk += (xi - bx[b]) * (ki * bpg[q]);
           // Akinci et al. 2012, eq. 10: the boundary mirrors the particle's pressure.
           const Vec3f f = S.grad(xi - bx[b]) * (-psi[b] * pi / (rho_i * rho_i));
           const Collider& col = cols[bcol[b]];
@@ -519,14 +572,20 @@ class SphSolverT final : public SphSolver {
         if (utl > 0.0f) a -= ut * (fminf(wall_fric * dt, utl) / (utl * dt));
       }
       acc[i] = a;
+      if (warm) {
+        warm_dv[i] = wk;
+        k_new[i] = ki;
+      }
     });
+    if (warm) std::swap(kappa_, tmpf_);
   }
 
-  // v += dt a (DFSPH's v*).
-  void add_accel(float dt) {
+  // v += dt a (DFSPH's v*), and with `warm` the density solver's warm start.
+  void add_accel(float dt, bool warm = false) {
     Vec3f* v = v_.data();
     const Vec3f* a = a_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { v[i] += a[i] * dt; });
+    const Vec3f* warm_dv = tmp3_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { v[i] += (warm ? a[i] - warm_dv[i] : a[i]) * dt; });
   }
 
   // Symplectic Euler: v += dt a (WCSPH), x += dt v.
@@ -656,39 +715,28 @@ class SphSolverT final : public SphSolver {
   }
 
   // Warm start: half of the last step's total stiffness is applied first
-  // (SPlisHSPlasH does the same), and the totals restart from it. The
-  // density solver's total is kept as it is: in a steady state it is the
-  // acceleration that holds the liquid up, the same at any step length.
-  // The divergence solver's corrects a rate within the step, so it is kept
-  // as k dt and divided by the new step. (Keeping the density total as
-  // k dt^2, SPlisHSPlasH's choice, multiplied it by 4000 in the dam break
-  // when the step fell from 4 ms to 60 us, and threw particles at 20 m/s.
-  // Warm-starting only the particles the current velocities compress, as
-  // SPlisHSPlasH also does, let a settled column jitter: mean speed 0.06
-  // m/s against 0.01.)
-  void warm_start(float dt, Vec<float>& total, bool density) {
-    float* tot = total.data();
-    const bool on = params_.warm_start && steps_ > 0;
-    if (!on) {
-      zero(total);
-      return;
-    }
-    const float scale = density ? 0.5f : 0.5f / dt;
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { tot[i] *= scale; });
-    apply_kappa(dt, tot);
-  }
-
-  int divergence_solve(float dt) {
-    warm_start(dt, kappa_v_, false);
+  // (SPlisHSPlasH does the same), and the totals restart from it; the passes
+  // that apply it are compute_density (divergence) and compute_forces
+  // (density), which visit the pairs anyway. The density solver's total is
+  // kept as it is: in a steady state it is the acceleration that holds the
+  // liquid up, the same at any step length. The divergence solver's corrects
+  // a rate within the step, so it is kept as k dt and divided by the new
+  // step. (Keeping the density total as k dt^2, SPlisHSPlasH's choice,
+  // multiplied it by 4000 in the dam break when the step fell from 4 ms to
+  // 60 us, and threw particles at 20 m/s. Warm-starting only the particles
+  // the current velocities compress, as SPlisHSPlasH also does, let a
+  // settled column jitter: mean speed 0.06 m/s against 0.01.)
+  int divergence_solve(float dt, bool warmed) {
+    if (!warmed) zero(kappa_v_);
     int iters = 0;
     jacobi(dt, 0.01f * params_.max_divergence_error, false, kappa_v_, iters);
     float* kv = kappa_v_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { kv[i] *= dt; });  // kept as k dt (see warm_start)
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { kv[i] *= dt; });  // kept as k dt (see above)
     return iters;
   }
 
-  SphErrorStats density_solve(float dt, int& iters) {
-    warm_start(dt, kappa_, true);
+  SphErrorStats density_solve(float dt, int& iters, bool warmed) {
+    if (!warmed) zero(kappa_);
     const SphErrorStats e = jacobi(dt, 0.01f * params_.max_density_error, true, kappa_, iters);
     // Pressure, estimated from the stiffness both solvers applied this step:
     // a_i = -sum_j V (k_i + k_j) grad W_ij against a_i = -sum_j m (p_i /
@@ -779,6 +827,7 @@ class SphSolverT final : public SphSolver {
   Bounds3 domain_ = empty_bounds();
   Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
   Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
+  Vec<uint8_t> near_;  // per particle: within h of a collider (boundary neighbour search)
   Vec<float> pair_g_, bpair_g_;  // DFSPH: per-pair gradient scales times volumes (compute_density)
   Vec<float> tmpf_;  // scratch: a permuted float attribute, the solvers' per-iteration stiffness
   Vec<Vec3f> bx_, blocal_;
