@@ -173,8 +173,8 @@ class SphSolverT final : public SphSolver {
     size_t b = (x_.size() + v_.size() + a_.size() + normal_.size() + tmp3_.size() + bx_.size() + blocal_.size()) *
                    sizeof(Vec3f) +
                (density_.size() + pressure_.size() + alpha_.size() + kappa_.size() + kappa_v_.size() +
-                residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size() + pair_g_.size() +
-                bpair_g_.size()) * 4;
+                residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
+               (pair_g_.size() + wall_g_.size()) * sizeof(Vec3f) + wall_v_.size() * 4;
     b += carried_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
@@ -339,14 +339,15 @@ class SphSolverT final : public SphSolver {
   // Tait pressure; returns the compression error. For DFSPH the same pass
   // gives the factor (Bender & Koschier 2017, eq. 9, in volumes)
   //   alpha_i = 1 / (|sum_j V grad W_ij + sum_b V_b grad W_ib|^2 + sum_j |V grad W_ij|^2)
-  // and keeps each pair's gradient scale, grad W_ij = (x_i - x_j) g_ij,
-  // times the neighbour's volume (V for fluid, Psi_b / rho0 for boundary):
-  // the solvers' passes, a dozen a step, then skip the kernel and its square
-  // root (positions do not change within the solves).
+  // and keeps each fluid pair's V grad W_ij, and per particle the walls'
+  // sums sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib (V_b = Psi_b /
+  // rho0): positions do not change within the solves, so their passes, a
+  // dozen a step, read the gradients instead of evaluating the kernel, and
+  // the walls (whose stiffness is the particle's own k_i) cost one term.
   //
   // warm_dt > 0 (DFSPH): also the divergence solver's warm start (see
-  // warm_start): half of the last step's total, k dt, divided by this step
-  // dt, applied to v; the halved totals go to kappa_v_.
+  // divergence_solve): half of the last step's total, kept as k dt, divided
+  // by this step's dt, applied to v; the halved totals go to kappa_v_.
   SphErrorStats compute_density(float warm_dt = 0.0f) {
     const SphConstants c = c_;
     const PairKernels W(c.h, c.kernel);
@@ -362,10 +363,14 @@ class SphSolverT final : public SphSolver {
     const bool wcsph = params_.method == SphMethod::Wcsph;
     if (!wcsph) {
       grow(pair_g_, size_t(grid_.pair_count()) + n_);
-      if (with_b) grow(bpair_g_, size_t(bgrid_.pair_count()) + n_);
+      wall_g_.resize(n_);
+      wall_v_.resize(n_);
     }
-    float* pg = pair_g_.data();
-    float* bpg = bpair_g_.data();
+    Vec3f* pg = pair_g_.data();
+    Vec3f* wg = wall_g_.data();
+    float* wv = wall_v_.data();
+    const uint32_t* bcol = bcol_.data();
+    const Collider* cols = colliders_.data();
     float* alpha = alpha_.data();
     const float w0 = W.W(0.0f);
     const bool warm = warm_dt > 0.0f;
@@ -399,13 +404,15 @@ class SphSolverT final : public SphSolver {
           const KernelScalars k = W.scalars(length2(r));
           wsum += k.w;
           const float gs = k.g * c.volume0;
-          pg[q] = gs;
           const Vec3f gw = r * gs;
+          pg[q] = gw;
           gsum += gw;
           g2 += length2(gw);
           if (warm) dv += gw * (kvi + kv_old[j] * kv_scale);
         }
         rel = wsum * c.volume0;
+        Vec3f gb = vec3(0.0f);  // sum_b V_b grad W_ib
+        float gbv = 0.0f;       // sum_b V_b v_b . grad W_ib (moving colliders)
         if (with_b)
           for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
             const uint32_t b = nbb.indices[q];
@@ -413,10 +420,14 @@ class SphSolverT final : public SphSolver {
             const KernelScalars k = W.scalars(length2(r));
             const float vb = psi[b] * c.inv_rho0;
             rel += vb * k.w;
-            bpg[q] = k.g * vb;
-            gsum += r * (k.g * vb);
-            if (warm) dv += r * (kvi * k.g * vb);
+            const Vec3f gw = r * (k.g * vb);
+            gb += gw;
+            gbv += dot(cols[bcol[b]].velocity, gw);
           }
+        wg[i] = gb;
+        wv[i] = gbv;
+        gsum += gb;
+        if (warm) dv += gb * kvi;
         const float den = length2(gsum) + g2;
         alpha[i] = den > 1e-6f / (c.h * c.h) ? 1.0f / den : 0.0f;
         if (warm) {
@@ -489,8 +500,8 @@ class SphSolverT final : public SphSolver {
     const Vec3f g = params_.gravity;
     const float t = time_;
     Vec3f* acc = a_.data();
-    const float* pg = pair_g_.data();
-    const float* bpg = bpair_g_.data();
+    const Vec3f* pg = pair_g_.data();
+    const Vec3f* wg = wall_g_.data();
     const float* k_old = kappa_.data();
     float* k_new = tmpf_.data();
     Vec3f* warm_dv = tmp3_.data();
@@ -502,7 +513,7 @@ class SphSolverT final : public SphSolver {
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
         const Vec3f r = xi - x[j];
-        if (warm) wk += r * ((ki + 0.5f * k_old[j]) * pg[q]);
+        if (warm) wk += pg[q] * (ki + 0.5f * k_old[j]);
         const float rl = length(r);
         const float rho_j = density[j] * c.rho0;
         // Pressure, Monaghan's symmetric form (Monaghan 1992, eq. 3.3):
@@ -532,7 +543,6 @@ class SphSolverT final : public SphSolver {
       if (with_b)
         for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
           const uint32_t b = nbb.indices[q];
-          if (warm) wk += (xi - bx[b]) * (ki * bpg[q]);
           // Akinci et al. 2012, eq. 10: the boundary mirrors the particle's pressure.
           const Vec3f f = S.grad(xi - bx[b]) * (-psi[b] * pi / (rho_i * rho_i));
           const Collider& col = cols[bcol[b]];
@@ -573,7 +583,7 @@ class SphSolverT final : public SphSolver {
       }
       acc[i] = a;
       if (warm) {
-        warm_dv[i] = wk;
+        warm_dv[i] = with_b ? wk + wg[i] * ki : wk;
         k_new[i] = ki;
       }
     });
@@ -627,30 +637,25 @@ class SphSolverT final : public SphSolver {
     const NeighborView nb = grid_.neighbors();
     const NeighborView nbb = bgrid_.neighbors();
     const bool with_b = nb_ > 0;
-    const Vec3f* x = x_.data();
     const Vec3f* v = v_.data();
-    const Vec3f* bx = bx_.data();
-    const float* pg = pair_g_.data();
-    const float* bpg = bpair_g_.data();
-    const uint32_t* bcol = bcol_.data();
-    const Collider* cols = colliders_.data();
+    const Vec3f* pg = pair_g_.data();
+    const Vec3f* wg = wall_g_.data();
+    const float* wv = wall_v_.data();
     const float* density = density_.data();
     float* res = residual_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      const Vec3f xi = x[i], vi = v[i];
+      const Vec3f vi = v[i];
       float d = 0.0f;
       float count = float(nb.end(i) - nb.begin(i));
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
-        d += dot(vi - v[j], xi - x[j]) * pg[q];
+        d += dot(vi - v[j], pg[q]);
       }
       if (with_b) {
-        // Boundary particles counted at the fluid's sampling density.
+        // Boundary particles counted at the fluid's sampling density;
+        // sum_b V_b (v_i - v_b) . grad W_ib from the density pass's sums.
         count += float(nbb.end(i) - nbb.begin(i)) * c.boundary_weight;
-        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
-          const uint32_t b = nbb.indices[q];
-          d += dot(vi - cols[bcol[b]].velocity, xi - bx[b]) * bpg[q];
-        }
+        d += dot(vi, wg[i]) - wv[i];
       }
       float e = d * scale + (add_density ? density[i] - 1.0f : 0.0f);
       // Sparse neighbourhoods (spray, the free surface) are not compressed
@@ -666,23 +671,18 @@ class SphSolverT final : public SphSolver {
   // DFSPH velocity update with stiffness k (eq. 10-11, in volumes).
   void apply_kappa(float dt, const float* kappa) {
     const NeighborView nb = grid_.neighbors();
-    const NeighborView nbb = bgrid_.neighbors();
     const bool with_b = nb_ > 0;
-    const Vec3f* x = x_.data();
-    const Vec3f* bx = bx_.data();
-    const float* pg = pair_g_.data();
-    const float* bpg = bpair_g_.data();
+    const Vec3f* pg = pair_g_.data();
+    const Vec3f* wg = wall_g_.data();
     Vec3f* v = v_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      const Vec3f xi = x[i];
       const float ki = kappa[i];
       Vec3f dv = vec3(0.0f);
       for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
         const uint32_t j = nb.indices[q];
-        dv += (xi - x[j]) * ((ki + kappa[j]) * pg[q]);
+        dv += pg[q] * (ki + kappa[j]);
       }
-      if (with_b && ki != 0.0f)
-        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) dv += (xi - bx[nbb.indices[q]]) * (ki * bpg[q]);
+      if (with_b) dv += wg[i] * ki;
       v[i] -= dv * dt;
     });
   }
@@ -828,7 +828,10 @@ class SphSolverT final : public SphSolver {
   Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
   Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
   Vec<uint8_t> near_;  // per particle: within h of a collider (boundary neighbour search)
-  Vec<float> pair_g_, bpair_g_;  // DFSPH: per-pair gradient scales times volumes (compute_density)
+  // DFSPH, from compute_density: each fluid pair's V grad W_ij; per particle
+  // the walls' sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib.
+  Vec<Vec3f> pair_g_, wall_g_;
+  Vec<float> wall_v_;
   Vec<float> tmpf_;  // scratch: a permuted float attribute, the solvers' per-iteration stiffness
   Vec<Vec3f> bx_, blocal_;
   Vec<float> bpsi_;
