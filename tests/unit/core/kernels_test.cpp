@@ -80,6 +80,25 @@ TEST(Kernels, SpikyGradientIsGuardedAtZeroDistance) {
   EXPECT_EQ(length(CubicSpline(0.1f).grad(vec3(0, 0, 0))), 0.0f);
 }
 
+// The scalar pair (W, g with grad W = r g) the DFSPH density pass stores per
+// pair is the density kernel and the gradient kernel, for both pairs, from
+// zero distance (guarded: g = 0) through the support's end.
+TEST(Kernels, PairScalarsAreTheKernelAndItsGradient) {
+  const float h = 0.1f;
+  for (int kind : {0, 1}) {
+    const PairKernels K(h, kind);
+    for (int i = 0; i <= 120; ++i) {
+      const Vec3f r = vec3(0.6f, -0.3f, 0.742f) * (h * float(i) / 100.0f);
+      const float r2 = length2(r);
+      const KernelScalars s = K.scalars(r2);
+      const Vec3f g = K.grad(r);
+      EXPECT_NEAR(s.w, K.W(r2), 1e-5f * K.W(0.0f)) << "kind " << kind << " step " << i;
+      EXPECT_LE(length(r * s.g - g), 1e-5f * (length(g) + 1e-3f)) << "kind " << kind << " step " << i;
+    }
+    EXPECT_EQ(K.scalars(0.0f).g, 0.0f);
+  }
+}
+
 // Laplacians against central differences of W along r: lap W = W'' + 2 W' / r.
 template <class F>
 double numeric_laplacian(F w_of_r, double r) {

@@ -157,8 +157,7 @@ struct PairKernels {
   EDDY_HD_INLINE explicit PairKernels(float h, int k) : poly6(h), spiky(h), cubic(h), kind(k) {}
   EDDY_HD_INLINE float W(float r2) const { return kind == 0 ? poly6.W(r2) : cubic.W(r2); }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return kind == 0 ? spiky.grad(r) : cubic.grad(r); }
-  // grad(r) = r * grad_scale(|r|^2): what a solver stores per pair to reuse.
-  EDDY_HD_INLINE float grad_scale(float r2) const { return kind == 0 ? spiky.grad_scale(r2) : cubic.grad_scale(r2); }
+  // Density kernel value and the gradient kernel's scale g, grad = r g, at |r|^2 = r2.
   EDDY_HD_INLINE KernelScalars scalars(float r2) const {
     if (kind == 0) return {poly6.W(r2), spiky.grad_scale(r2)};
     return cubic.scalars(r2);

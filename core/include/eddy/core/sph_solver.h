@@ -474,7 +474,7 @@ class SphSolverT final : public SphSolver {
   // Accelerations: gravity, the symmetric pressure force (WCSPH), viscosity,
   // surface tension, spring-damper walls and wall friction.
   //
-  // warm (DFSPH): also the density solver's warm start (see warm_start):
+  // warm (DFSPH): also the density solver's warm start (see divergence_solve):
   // half of the last step's total stiffness, its velocity change per unit
   // time kept in tmp3_ (apart from the accelerations, which set the force
   // condition of the time step), the halved totals in kappa_.
