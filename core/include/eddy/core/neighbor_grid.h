@@ -208,6 +208,13 @@ struct CellWalker {
 
 }  // namespace grid
 
+// Grows a host or device vector to hold at least n elements, with an eighth
+// more as headroom (sizes change a little from step to step); never shrinks.
+template <class V>
+void grow_buffer(V& v, size_t n) {
+  if (v.size() < n) v.resize(n + n / 8);
+}
+
 template <class Exec>
 class NeighborGrid {
  public:
@@ -220,10 +227,10 @@ class NeighborGrid {
     n_ = n;
     h_ = h;
     const float inv_h = 1.0f / h;
-    ensure(keys_, n);
-    ensure(order_, n);
-    ensure(head_, n + 1);
-    ensure(cell_of_, n);
+    grow_buffer(keys_, n);
+    grow_buffer(order_, n);
+    grow_buffer(head_, n + 1);
+    grow_buffer(cell_of_, n);
     if (n == 0) {
       cells_ = 0;
       return;
@@ -262,9 +269,9 @@ class NeighborGrid {
     // Exclusive scan counts the heads before k; a particle's cell is the
     // last head at or before it.
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { cell_of[k] = cell_of[k] + head[k] - 1u; });
-    ensure(cell_keys_, cells_);
-    ensure(cell_start_, cells_ + 1);
-    ensure(cell_nbr_, size_t(cells_) * 27);
+    grow_buffer(cell_keys_, cells_);
+    grow_buffer(cell_start_, cells_ + 1);
+    grow_buffer(cell_nbr_, size_t(cells_) * 27);
     uint64_t* cell_keys = cell_keys_.data();
     uint32_t* cell_start = cell_start_.data();
     const uint32_t ncells = cells_;
@@ -287,7 +294,7 @@ class NeighborGrid {
     dense_used_ = dense;
     uint32_t* table = nullptr;
     if (dense) {
-      ensure(dense_, size_t(dense_cells));
+      grow_buffer(dense_, size_t(dense_cells));
       table = dense_.data();
       ex_.for_each(uint32_t(dense_cells), [=] EDDY_HD(uint32_t q) { table[q] = grid::kNoCell; });
       const int dx_ = dims[0], dy_ = dims[1];
@@ -347,7 +354,7 @@ class NeighborGrid {
   // clumps, everything in one cell) reads them in place instead.
   void find_neighbors(const Vec3f* x) {
     const uint32_t n = n_;
-    ensure(offsets_, n + 1);
+    grow_buffer(offsets_, n + 1);
     if (n == 0) {
       pairs_ = 0;
       zero_first_offset();
@@ -359,7 +366,7 @@ class NeighborGrid {
     const uint32_t* cell_nbr = cell_nbr_.data();
     uint32_t* counts = offsets_.data();
     // Positions in sorted order: each cell's particles are contiguous.
-    ensure(sorted_x_, n);
+    grow_buffer(sorted_x_, n);
     Vec3f* xs = sorted_x_.data();
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
     const uint32_t ncells = cells_;
@@ -393,7 +400,7 @@ class NeighborGrid {
   // within h (the caller's test, e.g. a distance to the surfaces the grid
   // particles sample) and get empty lists without a search.
   void find_neighbors_of(const Vec3f* x, const Vec3f* q, uint32_t nq, const uint8_t* near = nullptr) {
-    ensure(offsets_, nq + 1);
+    grow_buffer(offsets_, nq + 1);
     if (nq == 0 || n_ == 0) {
       pairs_ = 0;
       const uint32_t m = nq;
@@ -411,7 +418,7 @@ class NeighborGrid {
     const uint32_t* table = dense_used_ ? dense_.data() : nullptr;
     const int d0 = dims_[0], d1 = dims_[1], d2 = dims_[2];
     const uint32_t ncells = cells_, n = n_;
-    ensure(sorted_x_, n);
+    grow_buffer(sorted_x_, n);
     Vec3f* xs = sorted_x_.data();
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
     uint32_t* counts = offsets_.data();
@@ -457,10 +464,6 @@ class NeighborGrid {
   }
 
  private:
-  template <class T>
-  static void ensure(Vec<T>& v, size_t n) {
-    if (v.size() < n) v.resize(n + n / 8);
-  }
   const Exec& ex_;
   uint32_t n_ = 0, cells_ = 0, pairs_ = 0;
   int key_bits_ = 0;

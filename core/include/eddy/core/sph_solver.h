@@ -362,7 +362,7 @@ class SphSolverT final : public SphSolver {
     float* err = residual_.data();
     const bool wcsph = params_.method == SphMethod::Wcsph;
     if (!wcsph) {
-      grow(pair_g_, size_t(grid_.pair_count()) + n_);
+      grow_buffer(pair_g_, size_t(grid_.pair_count()) + n_);
       wall_g_.resize(n_);
       wall_v_.resize(n_);
     }
@@ -782,12 +782,6 @@ class SphSolverT final : public SphSolver {
     const SphErrorStats s = ex_.reduce(
         n_, SphErrorStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return SphErrorStats{flag[i], flag[i]}; }, SumOp{});
     return uint32_t(s.sum + 0.5f);
-  }
-
-  // Grows a per-pair buffer to at least `size`, with headroom (lists change a little every step).
-  template <class T>
-  static void grow(Vec<T>& b, size_t size) {
-    if (b.size() < size) b.resize(size + size / 4);
   }
 
   template <class T>
