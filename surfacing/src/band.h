@@ -115,4 +115,23 @@ Bricks upsample(const Bricks& coarse, float scale, float lo, float hi);
 // becomes +-inf.
 Seeds crossing_seeds(Bricks& bricks);
 
+// Bounds how far smoothing moved the surface inward: phi becomes the union
+// of itself and `unsmoothed` (the same bricks' values before smoothing)
+// eroded by max_shrink, phi = min(phi, unsmoothed + max_shrink), with the
+// corner of the min rounded over `blend` voxels (a polynomial smooth
+// minimum, which lies at most blend / 4 below the min), so the mesh gets
+// no crease where the two meet. Voxels where either is +-inf take the min.
+void bound_shrink(Bricks& bricks, const std::vector<float>& unsmoothed, float max_shrink, float blend);
+
+// For each of `candidates` (indices into P): 1 where fewer than
+// `fewer_than` other particles lie within `radius` of it (a cell list of
+// that size over all n particles, sorted keys), else 0.
+std::vector<uint8_t> isolated(const Vec3f* P, std::size_t n, const std::vector<uint32_t>& candidates, double radius,
+                              int fewer_than);
+
+// The field at index-space position u, trilinear over the eight voxels
+// around it; where one of them holds +-inf, the nearest voxel's value.
+// Needs link().
+float sample(const Bricks& bricks, Vec3f u);
+
 }  // namespace eddy::band

@@ -8,7 +8,9 @@
 //   4. erode by R - surface_scale * r, so the surface returns to about one
 //      particle radius from the outer particles' centres,
 //   5. particles whose centre the eroded surface left outside (isolated
-//      droplets) are rasterised as spheres of droplet_scale * r,
+//      droplets) are rasterised as spheres of droplet_scale * r (the band
+//      engine: only those with fewer than three others within 3 r; its
+//      shrink bound keeps the rest),
 //   6. union, prune.
 // Big spheres followed by erosion act as a morphological closing of the
 // particles' own spheres: gaps narrower than the influence radius fill in
@@ -202,7 +204,8 @@ FloatGrid::Ptr filter_chain(const Points& pts, const Resolved& s, const LiquidSd
   return grid;
 }
 
-// Steps 1-4 on bands (band.h), for Gaussian smoothing or none:
+// Steps 1-4 on bands (band.h), for Gaussian smoothing or none, plus a bound
+// on the smoothing's shrink:
 //   1. rasterise a thin shell outside the spheres, exact, with each voxel's
 //      closest point on them;
 //   2. propagate closest points a band deep into and out of the union, so
@@ -210,20 +213,38 @@ FloatGrid::Ptr filter_chain(const Points& pts, const Resolved& s, const LiquidSd
 //   3. smooth with the same Gaussian kernel as LevelSetFilter::gaussian,
 //      then re-seed at the smoothed zero crossing and propagate again, so
 //      creases and thin sheets keep their distances (what renormalising
-//      after each pass does);
-//   4. erode by adding a constant to that distance.
+//      does; at the output voxel after every pass, as LevelSetFilter does,
+//      at twice the voxel once after one Gaussian of the same variance);
+//   4. bound the smoothing's shrink: the smoothed surface may lie at most
+//      kMaxShrink particle radii inside the unsmoothed one (step 2's union,
+//      eroded alike), a union blended over kShrinkBlend radii. The Gaussian rounds
+//      a convex corner in by sigma^2 / R, 1.8 voxels for the dilated corner
+//      of a box at the defaults, where the true surface is the corner
+//      particle's sphere; the bound keeps such corners and thin features,
+//      while the bumps of a particle layer and the terraces of a lattice
+//      sphere (under a voxel apart from the smoothed surface) are smoothed
+//      as before. Measured on the box and sphere tests (liquid_test.cpp):
+//      corners 1.84 -> 1.32 voxels in; a bound of 1.25 leaves the box's
+//      faces 1.01 voxels off near the edges, one of 0.75 lets the sphere's
+//      terraces through (1.09 voxels);
+//   5. erode by adding a constant to that distance.
+constexpr double kMaxShrink = 0.55, kShrinkBlend = 0.25;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
+
 FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfParams& p, double erode,
-                          LiquidSdfStats& st) {
+                          LiquidSdfStats& st, std::vector<uint8_t>& outside) {
   auto t = Clock::now();
   if (pts.size() == 0) {
     st.rasterize_s = since(t);
     return openvdb::createLevelSet<FloatGrid>(s.dx, s.hw);
   }
   const bool smooth = p.smoothing == Smoothing::Gaussian && p.iterations > 0;
-  // With smoothing, steps 1-4 run at twice the voxel size: the Gaussian
+  // With smoothing, steps 1-5 run at twice the voxel size: the Gaussian
   // (sigma >= 1.6 voxels) leaves nothing a grid of 2 Dx cannot carry, and the
-  // eroded distance is upsampled to Dx (trilinear) at the end.
-  const int f = smooth ? std::clamp(p.band_coarsening, 1, 2) : 1;
+  // eroded distance is upsampled to Dx (trilinear) at the end. Only while
+  // 2 Dx is at most the particle radius: at Dx = r a grid of 2 Dx is the
+  // particle spacing, too coarse for a film one or two particles thick (it
+  // comes out terraced and dotted with droplets where the film thins).
+  const int f = smooth && 2.0 * s.dx <= 1.001 * s.r ? std::clamp(p.band_coarsening, 1, 2) : 1;
   const double dxc = s.dx * f;
   const float e = float(erode / dxc), hw = float(s.hw) / float(f);  // in working voxels
   // Depth of the first band: the eroded band and, when smoothing, the
@@ -246,15 +267,45 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
   st.renormalize_s = since(t);
   t = Clock::now();
   if (smooth) {
+    outside.assign(pts.size(), 0);
     r.seeds = {};
+    const std::vector<float> unsmoothed = r.bricks.phi;
     const float cl = std::max(depth, out);
     band::clamp(r.bricks, cl);
-    if (f == 1) band::gaussian(r.bricks, p.iterations, cl);
-    else band::gaussian_variance(r.bricks, variance, cl);
+    if (f == 1) {
+      // At the output voxel: LevelSetFilter's passes, each followed by
+      // redistancing, as LevelSetFilter renormalises after each. One
+      // Gaussian of the total variance smooths a particle film's bumps
+      // harder: at Dx = r it left particles of a film outside the eroded
+      // surface, dotting it with droplets.
+      for (int i = 0; i < p.iterations; ++i) {
+        band::gaussian(r.bricks, 1, cl);
+        if (i + 1 == p.iterations) break;
+        band::Seeds pass = band::crossing_seeds(r.bricks);
+        band::propagate(r.bricks, pass, depth, out);
+        band::clamp(r.bricks, cl);
+      }
+    } else {
+      band::gaussian_variance(r.bricks, variance, cl);
+    }
     st.smooth_s = since(t);
     t = Clock::now();
     band::Seeds seeds = band::crossing_seeds(r.bricks);
     band::propagate(r.bricks, seeds, e + hw + 1.0f, std::max(hw - e, 0.0f) + 1.0f);
+    // Droplets: particles the smoothed surface left outside that are
+    // isolated, fewer than three others within three radii (a lone
+    // particle, a pair, the ends of a short chain). The others are kept by
+    // the bound below, which a droplet sphere on each would bead: at
+    // Dx = r every particle on a box's edges is left outside.
+    tbb::parallel_for(std::size_t(0), u.size(), [&](std::size_t i) {
+      outside[i] = band::sample(r.bricks, u[i]) + e > 0.0f;
+    });
+    std::vector<uint32_t> left;
+    for (std::size_t i = 0; i < u.size(); ++i)
+      if (outside[i]) left.push_back(uint32_t(i));
+    const std::vector<uint8_t> lone = band::isolated(pts.P(), pts.size(), left, 3.0 * s.r, 3);
+    for (std::size_t k = 0; k < left.size(); ++k) outside[left[k]] = lone[k];
+    band::bound_shrink(r.bricks, unsmoothed, float(kMaxShrink * s.r / dxc), float(kShrinkBlend * s.r / dxc));
   }
   FloatGrid::Ptr grid;
   if (f == 1) {
@@ -289,13 +340,15 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
   const double erode = std::max(0.0, s.R - s.surface - dip);
   const bool on_bands = raster == &rasterize_fast && p.engine == LiquidSdfEngine::Bands &&
                         (p.smoothing == Smoothing::Gaussian || p.smoothing == Smoothing::None);
-  if (on_bands) grid = band_chain(pts, s, p, erode, st);
+  std::vector<uint8_t> outside;
+  if (on_bands) grid = band_chain(pts, s, p, erode, st, outside);
   else grid = filter_chain(pts, s, p, erode, raster, st);
   st.filter_s = since(t) - st.rasterize_s;
   const auto td = Clock::now();
   if (pts.size() > 0) {
     // Droplets: particles whose centre the eroded surface no longer covers.
-    std::vector<uint8_t> outside(pts.size(), 0);
+    if (outside.empty()) {
+    outside.assign(pts.size(), 0);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pts.size(), 4096), [&](const auto& r) {
       auto acc = grid->getConstAccessor();
       openvdb::tools::GridSampler<FloatGrid::ConstAccessor, openvdb::tools::BoxSampler> sampler(acc,
@@ -303,6 +356,7 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
       for (std::size_t i = r.begin(); i != r.end(); ++i)
         outside[i] = sampler.wsSample(openvdb::Vec3d(P[i].x, P[i].y, P[i].z)) > 0.0f;
     });
+    }
     std::vector<uint32_t> drops;
     for (std::size_t i = 0; i < pts.size(); ++i)
       if (outside[i]) drops.push_back(uint32_t(i));

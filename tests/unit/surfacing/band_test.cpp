@@ -6,6 +6,8 @@
 #include <tbb/global_control.h>
 
 #include <cmath>
+#include <random>
+#include <stdexcept>
 
 #include "band.h"
 
@@ -188,6 +190,83 @@ TEST(Band, SampledGaussianHasItsVarianceAndUpsamplingKeepsLinearFields) {
       ++checked;
     }
   EXPECT_EQ(checked, 46 * 46 * 46);  // all but the fine voxels next to the missing bricks
+}
+
+// sample() is trilinear: exact on a linear field, also where the eight
+// voxels span several bricks (including negative coordinates); next to a
+// missing brick it gives the nearest voxel's value or side.
+TEST(Band, SampleIsExactOnLinearFieldsAcrossBricks) {
+  Bricks B = block(1);  // bricks -1..1: voxels -8..15
+  auto f = [](Vec3f x) { return 0.3f * x.x - 0.2f * x.y + 0.1f * x.z + 1.0f; };
+  for (std::size_t b = 0; b < B.size(); ++b)
+    for (int v = 0; v < kVoxels; ++v) B.values(b)[v] = f(voxel(B, b, v));
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-8.0f, 15.0f);
+  for (int k = 0; k < 2000; ++k) {
+    const Vec3f x = vec3(u(rng), u(rng), u(rng));
+    ASSERT_NEAR(sample(B, x), f(x), 1e-4f) << x.x << " " << x.y << " " << x.z;
+  }
+  EXPECT_NEAR(sample(B, vec3(7.5f, -0.5f, 8.0f)), f(vec3(7.5f, -0.5f, 8.0f)), 1e-5f);  // 8 corners, 4 bricks
+  // x in (15, 16): half the corners in the missing (outside) brick.
+  EXPECT_EQ(sample(B, vec3(15.7f, 0, 0)), kInf);
+  EXPECT_EQ(sample(B, vec3(15.2f, 0, 0)), f(vec3(15, 0, 0)));
+}
+
+// bound_shrink: the min of the smoothed field and the unsmoothed one plus
+// the bound, rounded within `blend` of where they meet (by blend / 4 at most).
+TEST(Band, BoundShrinkIsABlendedUnionWithTheErodedUnsmoothedField) {
+  Bricks B = block(0);
+  std::vector<float> unsmoothed(kVoxels);
+  float* phi = B.values(0);
+  for (int v = 0; v < kVoxels; ++v) {
+    phi[v] = 0.01f * float(v) - 2.0f;          // -2 .. 3.11
+    unsmoothed[std::size_t(v)] = 1.0f - 0.005f * float(v);  // 1 .. -1.555
+  }
+  phi[0] = kInf;
+  unsmoothed[1] = -kInf;
+  const std::vector<float> before(phi, phi + kVoxels);
+  bound_shrink(B, unsmoothed, 1.0f, 0.5f);
+  EXPECT_EQ(phi[0], 2.0f);     // min(+inf, 1 + 1)
+  EXPECT_EQ(phi[1], -kInf);    // min(x, -inf)
+  for (int v = 2; v < kVoxels; ++v) {
+    const float a = before[std::size_t(v)], b = unsmoothed[std::size_t(v)] + 1.0f;
+    const float m = std::min(a, b);
+    if (std::fabs(a - b) >= 0.5f) EXPECT_EQ(phi[v], m) << v;
+    else EXPECT_NEAR(phi[v], m - 0.125f * (1 - std::fabs(a - b) / 0.5f) * (1 - std::fabs(a - b) / 0.5f), 1e-6f) << v;
+    EXPECT_LE(phi[v], m);
+    EXPECT_GE(phi[v], m - 0.125f);
+  }
+  std::vector<float> wrong(kVoxels - 1);
+  EXPECT_THROW(bound_shrink(B, wrong, 1.0f, 0.5f), std::logic_error);
+}
+
+// isolated() against the obvious count over all pairs, on clustered random
+// points (negative coordinates included) and every threshold 1..4.
+TEST(Band, IsolatedMatchesBruteForceCounts) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), cl(-0.03f, 0.03f);
+  std::vector<Vec3f> P;
+  for (int c = 0; c < 40; ++c) {
+    const Vec3f centre = vec3(u(rng), u(rng), u(rng));
+    const int members = 1 + c % 5;
+    for (int m = 0; m < members; ++m) P.push_back(centre + vec3(cl(rng), cl(rng), cl(rng)));
+  }
+  std::vector<uint32_t> all(P.size());
+  for (std::size_t i = 0; i < P.size(); ++i) all[i] = uint32_t(i);
+  const double radius = 0.06;
+  for (int fewer = 1; fewer <= 4; ++fewer) {
+    const std::vector<uint8_t> got = isolated(P.data(), P.size(), all, radius, fewer);
+    int lone = 0;
+    for (std::size_t i = 0; i < P.size(); ++i) {
+      int near = 0;
+      for (std::size_t j = 0; j < P.size(); ++j) near += j != i && length(P[j] - P[i]) < float(radius);
+      ASSERT_EQ(got[i], near < fewer ? 1 : 0) << "point " << i << ", fewer than " << fewer;
+      lone += got[i];
+    }
+    EXPECT_GT(lone, 0);
+    EXPECT_LT(lone, int(P.size()));
+  }
+  EXPECT_TRUE(isolated(P.data(), P.size(), {}, radius, 3).empty());
 }
 
 TEST(Band, PropagationDoesNotDependOnTheThreadCount) {

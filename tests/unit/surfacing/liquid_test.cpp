@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 
 #include "eddy/core/mesh.h"
 #include "eddy/surfacing/surfacing.h"
@@ -61,12 +62,23 @@ void expect_closed_sphere_topology(const MeshStats& s) {
   EXPECT_GT(s.volume, 0.0);
 }
 
-TEST(LiquidSurface, SphereOfParticlesMatchesTheVolumeEquivalentSphere) {
+// The shape tests run on both engines: Bands (the default) and
+// LevelSetFilter (OpenVDB's level set filters, the reference chain).
+class LiquidSurface : public ::testing::TestWithParam<LiquidSdfEngine> {
+ protected:
+  LiquidSdfParams params() const {
+    LiquidSdfParams p;
+    p.engine = GetParam();
+    return p;
+  }
+};
+
+TEST_P(LiquidSurface, SphereOfParticlesMatchesTheVolumeEquivalentSphere) {
   const float r = 0.01f, Rs = 0.25f;
   Points p = lattice(
       r, vec3(-Rs), vec3(Rs), [](Vec3f x, const void* a) { return length(x) < *static_cast<const float*>(a); }, &Rs);
   const double R = std::cbrt(3.0 * p.size() * std::pow(2.0 * r, 3) / (4 * kPi));
-  LiquidSdfParams lp;  // defaults: dx = r / 2
+  const LiquidSdfParams lp = params();  // dx = r / 2
   LiquidSdfStats st;
   const Volume sdf = smooth_liquid_sdf(p, lp, &st);
   const Mesh m = sdf_to_mesh(sdf, {});
@@ -101,12 +113,12 @@ double rounded_box_distance(Vec3f p, float L, float r) {
   return double(length(o)) + std::min(0.0, double(max_component(q))) - r;
 }
 
-TEST(LiquidSurface, BoxOfParticlesMatchesTheBoxWithParticleRoundedEdges) {
+TEST_P(LiquidSurface, BoxOfParticlesMatchesTheBoxWithParticleRoundedEdges) {
   const float r = 0.01f, L = 0.4f;
   Points p = lattice(r, vec3(0), vec3(L), [](Vec3f, const void*) { return true; }, nullptr);
   ASSERT_EQ(p.size(), 20u * 20u * 20u);
   LiquidSdfStats st;
-  const Volume sdf = smooth_liquid_sdf(p, {}, &st);
+  const Volume sdf = smooth_liquid_sdf(p, params(), &st);
   const Mesh m = sdf_to_mesh(sdf, {});
   Report rep;
   rep.mesh = measure_mesh(m);
@@ -149,15 +161,15 @@ TEST(LiquidSurface, BoxOfParticlesMatchesTheBoxWithParticleRoundedEdges) {
   EXPECT_LT(hi - lo, 0.1 * st.dx);
 }
 
-TEST(LiquidSurface, SmoothingShrinksTheSphereByUnderOnePercent) {
+TEST_P(LiquidSurface, SmoothingShrinksTheSphereByUnderOnePercent) {
   const float r = 0.01f, Rs = 0.15f;
   Points p = lattice(
       r, vec3(-Rs), vec3(Rs), [](Vec3f x, const void* a) { return length(x) < *static_cast<const float*>(a); }, &Rs);
-  LiquidSdfParams none;
+  LiquidSdfParams none = params();
   none.smoothing = Smoothing::None;
   const double v0 = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(p, none), {})).volume;
   for (Smoothing s : {Smoothing::Gaussian, Smoothing::MeanCurvature}) {
-    LiquidSdfParams lp;
+    LiquidSdfParams lp = params();
     lp.smoothing = s;
     lp.iterations = 4;
     const double v = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(p, lp), {})).volume;
@@ -166,12 +178,12 @@ TEST(LiquidSurface, SmoothingShrinksTheSphereByUnderOnePercent) {
   }
 }
 
-TEST(LiquidSurface, OneParticleGivesOneClosedSphere) {
+TEST_P(LiquidSurface, OneParticleGivesOneClosedSphere) {
   Points p(1);
   p.P()[0] = vec3(0.1f, 0.2f, 0.3f);
   p.radius = 0.01f;
   LiquidSdfStats st;
-  const Mesh m = sdf_to_mesh(smooth_liquid_sdf(p, {}, &st), {});
+  const Mesh m = sdf_to_mesh(smooth_liquid_sdf(p, params(), &st), {});
   const MeshStats s = measure_mesh(m);
   expect_closed_sphere_topology(s);
   // Round: every vertex at the same distance from the particle, within a voxel.
@@ -187,24 +199,24 @@ TEST(LiquidSurface, OneParticleGivesOneClosedSphere) {
   EXPECT_LT(hi, 1.5 * p.radius);
 }
 
-TEST(LiquidSurface, TwoDistantGroupsGiveTwoComponents) {
+TEST_P(LiquidSurface, TwoDistantGroupsGiveTwoComponents) {
   const float r = 0.01f;
   Points a = lattice(r, vec3(0), vec3(0.1f), [](Vec3f, const void*) { return true; }, nullptr);
   Points b = lattice(r, vec3(0.5f, 0, 0), vec3(0.6f, 0.1f, 0.1f), [](Vec3f, const void*) { return true; }, nullptr);
   a.append(b);
   a.radius = r;
-  const MeshStats s = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(a, {}), {}));
+  const MeshStats s = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(a, params()), {}));
   EXPECT_EQ(s.components, 2u);
   EXPECT_EQ(s.euler, 4);  // two spheres
   EXPECT_EQ(s.boundary_edges, 0u);
 }
 
-TEST(LiquidSurface, SheetOneParticleThickStaysConnected) {
+TEST_P(LiquidSurface, SheetOneParticleThickStaysConnected) {
   const float r = 0.01f;
   // One layer of particles 2r apart, 0.4 m square: a liquid sheet.
   Points p = lattice(r, vec3(0, 0, 0), vec3(0.4f, 2 * r, 0.4f), [](Vec3f, const void*) { return true; }, nullptr);
   ASSERT_EQ(p.size(), 400u);
-  const MeshStats s = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(p, {}), {}));
+  const MeshStats s = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(p, params()), {}));
   EXPECT_EQ(s.components, 1u);
   EXPECT_EQ(s.euler, 2);  // no holes
   EXPECT_EQ(s.boundary_edges, 0u);
@@ -214,10 +226,32 @@ TEST(LiquidSurface, SheetOneParticleThickStaysConnected) {
   EXPECT_NEAR(s.volume / (0.4 * 0.4 * 2 * r), 1.0, 0.25);
 }
 
-TEST(LiquidSurface, NoParticlesGiveAnEmptySurface) {
+// A film two particles thick with the particles jittered by up to 0.3 r,
+// as a splash sheet is: one closed piece without holes, its volume near the
+// 0.4 x 0.4 x 4r the particles carry (measured: bands -3.5 %, LevelSetFilter
+// -10.4 %, the smoothing rounding the film's rim), and few of its particles
+// left outside the smoothed surface as droplet spheres (measured 1 and 7 of
+// 800; at Dx = r both engines leave about a fifth).
+TEST_P(LiquidSurface, JitteredFilmStaysOnePieceWithFewDroplets) {
+  const float r = 0.01f;
+  Points p = lattice(r, vec3(0, 0, 0), vec3(0.4f, 4 * r, 0.4f), [](Vec3f, const void*) { return true; }, nullptr);
+  ASSERT_EQ(p.size(), 800u);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> jitter(-0.3f * r, 0.3f * r);
+  for (std::size_t i = 0; i < p.size(); ++i) p.P()[i] = p.P()[i] + vec3(jitter(rng), jitter(rng), jitter(rng));
+  LiquidSdfStats st;
+  const MeshStats s = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(p, params(), &st), {}));
+  std::printf("  jittered film: volume %.3f of 0.4 x 0.4 x 4r, %zu droplets\n", s.volume / (0.4 * 0.4 * 4 * r),
+              st.droplets);
+  expect_closed_sphere_topology(s);
+  EXPECT_NEAR(s.volume / (0.4 * 0.4 * 4 * r), 1.0, 0.12);
+  EXPECT_LT(st.droplets, p.size() / 50);
+}
+
+TEST_P(LiquidSurface, NoParticlesGiveAnEmptySurface) {
   Points p(0);
   p.radius = 0.01f;
-  const Volume v = smooth_liquid_sdf(p, {});
+  const Volume v = smooth_liquid_sdf(p, params());
   EXPECT_EQ(v.name(), "surface");
   EXPECT_EQ(v.grid_class(), GridClass::LevelSet);
   EXPECT_EQ(v.active_voxels(), 0u);
@@ -262,35 +296,39 @@ TEST(SphereRasterizer, MatchesBruteForceDistanceAtEveryVoxel) {
   EXPECT_NEAR(va / vb, 1.0, 0.01);
 }
 
-// The whole chain with the fast rasteriser against the same chain on
-// OpenVDB's ParticlesToLevelSet.
-TEST(LiquidSurface, FastChainAgreesWithTheOpenVdbChain) {
+INSTANTIATE_TEST_SUITE_P(Engines, LiquidSurface,
+                         ::testing::Values(LiquidSdfEngine::Bands, LiquidSdfEngine::LevelSetFilter),
+                         [](const ::testing::TestParamInfo<LiquidSdfEngine>& i) {
+                           return std::string(i.param == LiquidSdfEngine::Bands ? "Bands" : "LevelSetFilter");
+                         });
+
+// The LevelSetFilter chain with the fast rasteriser against the same chain
+// on OpenVDB's ParticlesToLevelSet.
+TEST(LiquidChain, FastRasteriserAgreesWithTheOpenVdbChain) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(0.0f, 0.2f);
   Points p(4000);
   for (std::size_t i = 0; i < p.size(); ++i) p.P()[i] = vec3(u(rng), u(rng) * 0.5f, u(rng));
   p.radius = 0.005f;
-  const LevelSetMeasures a = measure_level_set(smooth_liquid_sdf(p, {}));
-  const LevelSetMeasures b = measure_level_set(smooth_liquid_sdf_openvdb(p, {}));
+  LiquidSdfParams lp;
+  lp.engine = LiquidSdfEngine::LevelSetFilter;
+  const LevelSetMeasures a = measure_level_set(smooth_liquid_sdf(p, lp));
+  const LevelSetMeasures b = measure_level_set(smooth_liquid_sdf_openvdb(p, lp));
   std::printf("  fast vs OpenVDB chain: volume %+.2f %%, area %+.2f %%\n", 100 * (a.volume / b.volume - 1),
               100 * (a.area / b.area - 1));
   EXPECT_NEAR(a.volume / b.volume, 1.0, 0.01);
   EXPECT_NEAR(a.area / b.area, 1.0, 0.02);
 }
 
-// The experimental band engine (LiquidSdfEngine::Bands): exact erosion on a
-// true distance, so a flat layer's surface lands at c + r; measured numbers
-// below, with the corner rounding it keeps stated rather than hidden.
-TEST(LiquidSurface, BandEngineFlatFacesSitAtOneRadiusAndShapesStayClosed) {
+// The band engine (LiquidSdfEngine::Bands): exact erosion on a true
+// distance, so a flat layer's surface lands at c + r.
+TEST(BandEngine, FlatFacesSitAtOneRadius) {
   const float r = 0.01f, L = 0.4f;
   LiquidSdfParams bands;
   bands.engine = LiquidSdfEngine::Bands;
   Points box = lattice(r, vec3(0), vec3(L), [](Vec3f, const void*) { return true; }, nullptr);
   LiquidSdfStats st;
   const Volume v = smooth_liquid_sdf(box, bands, &st);
-  const Mesh m = sdf_to_mesh(v, {});
-  const MeshStats s = measure_mesh(m);
-  expect_closed_sphere_topology(s);
   // Face centres: the zero crossing along the outward normal, against x = L
   // (the outer centres at L - r, plus r). Measured -0.08 voxels (-0.02 with band_coarsening 1).
   for (int a = 0; a < 3; ++a) {
@@ -306,24 +344,39 @@ TEST(LiquidSurface, BandEngineFlatFacesSitAtOneRadiusAndShapesStayClosed) {
     }
     EXPECT_LT(std::fabs(lo) / st.dx, 0.1) << "face " << a;
   }
-  // Volume: measured -1.39 % of the rounded box (corners about 1.9 voxels in).
+}
+
+// At Dx = r (Houdini's default resolution, and the examples'), four
+// Gaussian passes round a box's edges in by about 1.8 r, past the centres of
+// the particles along them. The band engine's bound keeps the edges, and
+// those particles, not being isolated, are not droplets. Measured: 0.68
+// voxels, volume -3.3 %, no droplets. (LevelSetFilter, which makes each of
+// them a droplet sphere: 2.28 voxels, 248 droplets beading the edges, Euler
+// characteristic -30.)
+TEST(BandEngine, BoxAtVoxelOneRadiusKeepsItsEdgesWithoutDroplets) {
+  const float r = 0.01f, L = 0.4f;
+  Points p = lattice(r, vec3(0), vec3(L), [](Vec3f, const void*) { return true; }, nullptr);
+  LiquidSdfParams lp;
+  lp.engine = LiquidSdfEngine::Bands;
+  lp.dx = r;
+  LiquidSdfStats st;
+  const Mesh m = sdf_to_mesh(smooth_liquid_sdf(p, lp, &st), {});
+  Report rep;
+  rep.mesh = measure_mesh(m);
+  for (const auto& v : m.points) rep.hausdorff_out = std::max(rep.hausdorff_out, std::fabs(rounded_box_distance(v, L, r)));
   const double l = L - 2 * r;
+  const double A = 6 * l * l + 12 * l * (kPi * r / 2) + 4 * kPi * r * r;
   const double V = l * l * l + 6 * l * l * r + 12 * l * (kPi * r * r / 4) + 4.0 / 3.0 * kPi * r * r * r;
-  EXPECT_NEAR(s.volume / V, 1.0, 0.02);
-  // A one-particle sheet stays one closed piece; a single particle is a closed sphere.
-  Points sheet = lattice(r, vec3(0, 0, 0), vec3(0.4f, 2 * r, 0.4f), [](Vec3f, const void*) { return true; }, nullptr);
-  const MeshStats ss = measure_mesh(sdf_to_mesh(smooth_liquid_sdf(sheet, bands), {}));
-  EXPECT_EQ(ss.components, 1u);
-  EXPECT_EQ(ss.euler, 2);
-  Points one(1);
-  one.radius = r;
-  one.P()[0] = vec3(0.013f, -0.021f, 0.007f);
-  expect_closed_sphere_topology(measure_mesh(sdf_to_mesh(smooth_liquid_sdf(one, bands), {})));
+  print("box at Dx = r", rep, A, V, st.dx);
+  expect_closed_sphere_topology(rep.mesh);
+  EXPECT_EQ(st.droplets, 0u);
+  EXPECT_LT(rep.hausdorff_out, st.dx);
+  EXPECT_NEAR(rep.mesh.volume / V, 1.0, 0.05);
 }
 
 // The band engine's smoothing at twice the voxel size against the same
 // chain at the output voxel size (its slow reference): the same sphere.
-TEST(LiquidSurface, BandEngineAtTwiceTheVoxelAgreesWithFullResolution) {
+TEST(BandEngine, AtTwiceTheVoxelAgreesWithFullResolution) {
   const float r = 0.01f;
   const float R0 = 0.25f;
   Points p = lattice(r, vec3(-R0), vec3(R0), [](Vec3f q, const void* a) {
