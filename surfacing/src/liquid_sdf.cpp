@@ -248,9 +248,12 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
   const double dxc = s.dx * f;
   const float e = float(erode / dxc), hw = float(s.hw) / float(f);  // in working voxels
   // Depth of the first band: the eroded band and, when smoothing, the
-  // kernel's reach (2.5 sigma of the iterated kernel, sigma^2 = 8/3 fine voxels^2 per pass).
+  // kernel's reach: at twice the voxel 2.5 sigma of the iterated kernel
+  // (sigma^2 = 8/3 fine voxels^2 per pass); at the output voxel, where the
+  // band is redistanced after every pass, one pass's support (4 voxels) and
+  // one for the zero crossing's move.
   const float variance = smooth ? 8.0f / 3.0f * float(p.iterations) / float(f * f) : 0.0f;
-  const float kernel = 2.5f * std::sqrt(variance);
+  const float kernel = f == 1 ? (smooth ? 5.0f : 0.0f) : 2.5f * std::sqrt(variance);
   const float depth = std::max(e + hw + 1.0f, kernel);
   const float out = std::max(std::max(hw - e, 0.0f) + 1.0f, kernel);
   const std::vector<Vec3f> u = index_positions(pts.P(), nullptr, pts.size(), dxc);
