@@ -209,6 +209,7 @@ SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt,
   SphFrameStats f;
   const SphParams& p = solver.params();
   FrameStepper steps(frame_dt, fixed_dt);
+  solver.begin_frame();
   double iter_sum = 0, div_sum = 0, err_sum = 0;
   f.min_dt = 3e38f;
   while (steps.more()) {

@@ -94,10 +94,15 @@ Settled settle(SphMethod method, SphWalls walls) {
 // WCSPH's pressure is the Tait equation of its density, which is noisy at
 // the 0.1 % level (5 % of the hydrostatic pressure at mid-depth): within 10 %.
 // DFSPH has no pressure state; its pressure is estimated from the stiffness
-// its solvers applied, which stop at their error targets; with boundary
-// particles the estimate ranged over 0.96-1.22 rho0 g (measured across time
-// steps of 1-5 ms and changes in the order of float sums; spring walls
-// 0.92-0.99): within 25 %. The speed and leak limits below are the same.
+// its solvers applied, averaged over the frame's steps (one step's estimate
+// ranged over 0.99-1.9 rho0 g frame to frame with fixed 1-2 ms steps, the
+// frame's short last step weighing most). Frame means measured: spring walls
+// 0.985, within 10 %; boundary particles 1.16-1.20 with adaptive and fixed
+// 1, 2 and 4 ms steps, within 25 %: near a side wall the fluid neighbours a
+// pressure gradient needs are boundary particles, which carry the particle's
+// own stiffness and so no vertical gradient, and this column is 5 particles
+// deep (10 and 20 deep: 1.15 and 1.08). The speed and leak limits below are
+// the same.
 void expect_hydrostatic(const Settled& s, double tolerance) {
   EXPECT_NEAR(s.slope, 1.0, tolerance);
   // Still: the mean speed under 1 % of the column's free-fall speed sqrt(2 g H) = 2.8 m/s.
@@ -117,7 +122,7 @@ TEST(Hydrostatic, DfsphWithBoundaryParticles) {
   expect_hydrostatic(settle(SphMethod::Dfsph, SphWalls::BoundaryParticles), 0.25);
 }
 TEST(Hydrostatic, DfsphWithSpringDamperWalls) {
-  expect_hydrostatic(settle(SphMethod::Dfsph, SphWalls::SpringDamper), 0.25);
+  expect_hydrostatic(settle(SphMethod::Dfsph, SphWalls::SpringDamper), 0.10);
 }
 
 }  // namespace

@@ -116,9 +116,14 @@ class SphSolver {
   virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
   // The time step the state allows (see SphParams).
   virtual float suggest_dt() const = 0;
+  // Starts a frame (sph_advance_frame calls it): DFSPH's stored pressure
+  // is the mean, weighted by step length, over the steps from here to
+  // store(); a single step's estimate depends on its length.
+  virtual void begin_frame() = 0;
   // One step of dt seconds from simulation time `time`.
   virtual SphStepStats step(float dt, float time) = 0;
-  // Writes the state back: every loaded attribute plus `density` (kg/m^3) and `pressure` (Pa).
+  // Writes the state back: every loaded attribute plus `density` (kg/m^3) and `pressure` (Pa; DFSPH: the
+  // frame's mean, see begin_frame).
   virtual void store(Points& out) const = 0;
   virtual std::size_t size() const = 0;
   virtual std::size_t boundary_size() const = 0;
