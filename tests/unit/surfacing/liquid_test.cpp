@@ -238,10 +238,10 @@ TEST_P(LiquidSurface, SheetOneParticleThickStaysConnected) {
 
 // A film two particles thick with the particles jittered by up to 0.3 r,
 // as a splash sheet is: one closed piece without holes, its volume near the
-// 0.4 x 0.4 x 4r the particles carry (measured: bands -3.5 %, LevelSetFilter
+// 0.4 x 0.4 x 4r the particles carry (measured: bands -3.6 %, LevelSetFilter
 // -10.4 %, the smoothing rounding the film's rim), and few of its particles
-// left outside the smoothed surface as droplet spheres (measured 1 and 7 of
-// 800; at Dx = r both engines leave about a fifth).
+// left outside the smoothed surface as droplet spheres (measured 0 and 7 of
+// 800).
 TEST_P(LiquidSurface, JitteredFilmStaysOnePieceWithFewDroplets) {
   const float r = 0.01f;
   Points p = lattice(r, vec3(0, 0, 0), vec3(0.4f, 4 * r, 0.4f), [](Vec3f, const void*) { return true; }, nullptr);
