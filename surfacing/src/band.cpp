@@ -60,6 +60,21 @@ void Bricks::link() {
   });
 }
 
+namespace {
+
+// A missing neighbour's value: its side, at no known distance.
+inline float missing_phi(int32_t o) { return o == kInside ? -kInf : kInf; }
+
+// Trilinear interpolation of the corners c[k], k = (x << 2) | (y << 1) | z.
+inline float trilinear(const float c[8], float tx, float ty, float tz) {
+  const float c00 = c[0] + (c[1] - c[0]) * tz, c01 = c[2] + (c[3] - c[2]) * tz;
+  const float c10 = c[4] + (c[5] - c[4]) * tz, c11 = c[6] + (c[7] - c[6]) * tz;
+  const float c0 = c00 + (c01 - c00) * ty, c1 = c10 + (c11 - c10) * ty;
+  return c0 + (c1 - c0) * tx;
+}
+
+}  // namespace
+
 void bound_shrink(Bricks& B, const std::vector<float>& unsmoothed, float max_shrink, float blend) {
   if (unsmoothed.size() != B.phi.size()) throw std::logic_error("bound_shrink: the bricks changed since smoothing");
   float* phi = B.phi.data();
@@ -125,21 +140,15 @@ float sample(const Bricks& B, Vec3f u) {
     const int dx = (x >> 3) - bx, dy = (y >> 3) - by, dz = (z >> 3) - bz;
     const int32_t b = base >= 0 ? B.nbr[std::size_t(base)][std::size_t(nbr_slot(dx, dy, dz))]
                                 : B.find(bx + dx, by + dy, bz + dz);
-    c[k] = b >= 0 ? B.values(std::size_t(b))[offset(x & 7, y & 7, z & 7)] : (b == kInside ? -kInf : kInf);
+    c[k] = b >= 0 ? B.values(std::size_t(b))[offset(x & 7, y & 7, z & 7)] : missing_phi(b);
     finite &= std::isfinite(c[k]);
   }
   const float tx = u.x - fx, ty = u.y - fy, tz = u.z - fz;
   if (!finite) return c[(tx >= 0.5f ? 4 : 0) | (ty >= 0.5f ? 2 : 0) | (tz >= 0.5f ? 1 : 0)];
-  const float c00 = c[0] + (c[1] - c[0]) * tz, c01 = c[2] + (c[3] - c[2]) * tz;
-  const float c10 = c[4] + (c[5] - c[4]) * tz, c11 = c[6] + (c[7] - c[6]) * tz;
-  const float c0 = c00 + (c01 - c00) * ty, c1 = c10 + (c11 - c10) * ty;
-  return c0 + (c1 - c0) * tx;
+  return trilinear(c, tx, ty, tz);
 }
 
 namespace {
-
-// A missing neighbour's value: its side, at no known distance.
-inline float missing_phi(int32_t o) { return o == kInside ? -kInf : kInf; }
 
 // Distance from x to a seed's surface: to its osculating sphere or plane where
 // x's foot point on it lies within a voxel of the seed, else to the seed point.
@@ -699,10 +708,7 @@ Bricks upsample(const Bricks& C, float scale, float lo, float hi) {
           out[v] = corner[0] < 0 ? -kInf : kInf;
           continue;
         }
-        const float c00 = corner[0] + (corner[1] - corner[0]) * tz, c01 = corner[2] + (corner[3] - corner[2]) * tz;
-        const float c10 = corner[4] + (corner[5] - corner[4]) * tz, c11 = corner[6] + (corner[7] - corner[6]) * tz;
-        const float c0 = c00 + (c01 - c00) * ty, c1 = c10 + (c11 - c10) * ty;
-        out[v] = (c0 + (c1 - c0) * tx) * scale;
+        out[v] = trilinear(corner, tx, ty, tz) * scale;
       }
     }
   });

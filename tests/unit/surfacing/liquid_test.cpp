@@ -113,6 +113,13 @@ double rounded_box_distance(Vec3f p, float L, float r) {
   return double(length(o)) + std::min(0.0, double(max_component(q))) - r;
 }
 
+// The largest distance of a mesh vertex from it.
+double farthest_from_rounded_box(const Mesh& m, float L, float r) {
+  double d = 0;
+  for (const auto& v : m.points) d = std::max(d, std::fabs(rounded_box_distance(v, L, r)));
+  return d;
+}
+
 // Its area and volume: the inner box of side l = L - 2r, its faces pushed
 // out by r, quarter cylinders along the 12 edges and an eighth sphere at
 // each corner.
@@ -134,7 +141,7 @@ TEST_P(LiquidSurface, BoxOfParticlesMatchesTheBoxWithParticleRoundedEdges) {
   const Mesh m = sdf_to_mesh(sdf, {});
   Report rep;
   rep.mesh = measure_mesh(m);
-  for (const auto& v : m.points) rep.hausdorff_out = std::max(rep.hausdorff_out, std::fabs(rounded_box_distance(v, L, r)));
+  rep.hausdorff_out = farthest_from_rounded_box(m, L, r);
   // Reference surface samples: a grid over each face (the flat part) plus the rounded edges' midlines.
   const float h = 0.5f * L - r;
   for (int a = 0; a < 3; ++a)
@@ -373,7 +380,7 @@ TEST(BandEngine, BoxAtVoxelOneRadiusKeepsItsEdgesWithoutDroplets) {
   const Mesh m = sdf_to_mesh(smooth_liquid_sdf(p, lp, &st), {});
   Report rep;
   rep.mesh = measure_mesh(m);
-  for (const auto& v : m.points) rep.hausdorff_out = std::max(rep.hausdorff_out, std::fabs(rounded_box_distance(v, L, r)));
+  rep.hausdorff_out = farthest_from_rounded_box(m, L, r);
   const double A = rounded_box_area(L, r), V = rounded_box_volume(L, r);
   print("box at Dx = r", rep, A, V, st.dx);
   expect_closed_sphere_topology(rep.mesh);

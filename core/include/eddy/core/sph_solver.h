@@ -185,8 +185,8 @@ class SphSolverT final : public SphSolver {
   std::size_t memory_bytes() const override {
     size_t b = (x_.size() + v_.size() + a_.size() + normal_.size() + tmp3_.size() + bx_.size() + blocal_.size()) *
                    sizeof(Vec3f) +
-               (density_.size() + pressure_.size() + pressure_sum_.size() + alpha_.size() + kappa_.size() + kappa_v_.size() +
-                residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
+               (density_.size() + pressure_.size() + pressure_sum_.size() + alpha_.size() + kappa_.size() +
+                kappa_v_.size() + residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
                (pair_g_.size() + wall_g_.size()) * sizeof(Vec3f) + wall_v_.size() * 4;
     b += carried_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
