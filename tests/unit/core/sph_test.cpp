@@ -142,6 +142,48 @@ TEST(Sph, LatticeInteriorAndAWallLayerAreAtRestDensity) {
   }
 }
 
+// A lattice filling the bottom of a box container, at rest: the walls
+// stand for the liquid missing beyond them on faces, along edges and in
+// corners. Akinci's volumes are exact on a flat wall (the layer's depth is
+// calibrated there); along an edge the two faces' layers each stand for a
+// half-space and so overlap in the quarter behind the edge, which the
+// volumes' normalisation only partly offsets. Measured (cubic spline):
+// faces 0.01 %, edges 0.56 %, corners 1.9 % over rest density. With the
+// layer pushed along the surface normal (before the box was sampled on its
+// grown faces) the edge row went to one face only: next to an edge 1.6 %,
+// on it 2.7 %, corners 3.5 %, and a settling column slipped into the hole.
+TEST(Sph, LatticeInABoxIsAtRestDensityOnFacesEdgesAndCorners) {
+  const float r = 0.01f;
+  const int nx = 10, ny = 8, nz = 6;
+  const Collider box = tank(vec3(0), vec3(2 * r * nx, 1.0f, 2 * r * nz));
+  for (SphMethod m : {SphMethod::Wcsph, SphMethod::Dfsph}) {
+    auto s = make_sph_solver_cpu(params(m));
+    s->set_colliders({box});
+    s->load(block(nx, ny, nz, r));
+    Points out;
+    s->store(out);
+    const float* rho = out.get_float("density");
+    float worst[4] = {0, 0, 0, 0};  // by the number of walls within one spacing
+    int count[4] = {0, 0, 0, 0};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const Vec3f x = out.P()[i];
+      if (x.y > 2 * r * (ny - 2)) continue;  // the free surface's layers
+      const int walls = int(x.x < 2 * r) + int(x.x > 2 * r * (nx - 1)) + int(x.z < 2 * r) +
+                        int(x.z > 2 * r * (nz - 1)) + int(x.y < 2 * r);
+      worst[walls] = std::max(worst[walls], std::fabs(rho[i] / 1000.0f - 1.0f));
+      ++count[walls];
+    }
+    std::printf("  %s: |rho / rho0 - 1| at most: interior %.4f %%, faces %.4f %%, edges %.3f %%, corners %.3f %%\n",
+                m == SphMethod::Wcsph ? "WCSPH" : "DFSPH", 100 * worst[0], 100 * worst[1], 100 * worst[2],
+                100 * worst[3]);
+    for (int w = 0; w < 4; ++w) EXPECT_GT(count[w], 0) << w;
+    EXPECT_LT(worst[0], 1e-5f);
+    EXPECT_LT(worst[1], 0.001f);
+    EXPECT_LT(worst[2], 0.0075f);
+    EXPECT_LT(worst[3], 0.025f);
+  }
+}
+
 TEST(Sph, BoundaryParticlesSitBehindEveryFaceOfAContainer) {
   const Collider c = tank(vec3(0), vec3(0.4f, 0.2f, 0.2f));
   const float s = 0.02f, depth = 0.012f;
