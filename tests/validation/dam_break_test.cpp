@@ -1,7 +1,9 @@
 // Dam break surge front against Martin & Moyce (1952), data/ (a = 2.25 in,
 // n^2 = 2): a water column of width a and height 2a collapses in a tank;
 // the front is the 99.5th percentile of particle x minus the wall, as
-// Z = z / a against T = t sqrt(2 g / a), compared over T in [0.8, 3].
+// Z = z / a against T = t sqrt(2 g / a), compared over T in [0.8, 3]; and
+// again with the simulation's time origin fitted, which checks the course
+// of the front apart from how the experiment's release started it.
 //
 // Measured on this same test: SPlisHSPlasH's PBF runs ahead of the
 // experiment by 23 % on average (28 % at worst), its DFSPH by 6 % (8 %),
@@ -22,8 +24,24 @@ namespace {
 
 struct FrontErrors {
   double mean = 0, worst = 0;
+  // The same against Z(T - shift) with the shift that fits best: how well
+  // the front's course matches the experiment's once the time origins agree.
+  double shift = 0, shifted_mean = 0;
   std::vector<std::string> reports;
 };
+
+// Mean |error| of the front against the reference over T in [0.8, 3], with
+// the simulated front read at T - shift.
+double mean_error(const std::vector<Sample>& front, const std::vector<Sample>& ref, double shift) {
+  double sum = 0;
+  int n = 0;
+  for (const Sample& s : ref) {
+    if (s.x < 0.8 || s.x > 3.0) continue;
+    sum += std::fabs(interpolate(front, s.x - shift) - s.y) / s.y;
+    ++n;
+  }
+  return sum / std::max(n, 1);
+}
 
 // Runs the dam break with `solver` and its parameters at `fps` and returns
 // the front's error against the experiment.
@@ -69,6 +87,13 @@ FrontErrors surge_front(const std::string& solver, const std::string& params, do
   EXPECT_GE(n, 4);
   out.mean /= std::max(n, 1);
   std::printf("  mean |error| %.1f %%, worst %.1f %%\n", 100 * out.mean, 100 * out.worst);
+  out.shifted_mean = out.mean;
+  for (int k = 1; k <= 300; ++k) {
+    const double e = mean_error(front, ref, 0.001 * k);
+    if (e < out.shifted_mean) out.shifted_mean = e, out.shift = 0.001 * k;
+  }
+  std::printf("  with the time origin fitted: shift T by %.3f (%.1f ms at a = 2.25 in), mean |error| %.1f %%\n",
+              out.shift, 1000 * out.shift / std::sqrt(2 * g / 0.05715), 100 * out.shifted_mean);
   out.reports = reports.lines;
   return out;
 }
@@ -79,24 +104,37 @@ TEST(DamBreak, SurgeFrontTracksMartinMoyce1952) {
   const FrontErrors e = surge_front("PBFSolver", "\"substeps\": 4, \"cfl\": 0", 250, "PBF");
   EXPECT_LT(e.mean, 0.08);
   EXPECT_LT(e.worst, 0.12);
+  EXPECT_LT(e.shifted_mean, 0.02);  // measured 1.0 % (see the SPH tests below)
 }
 
 // Both SPH methods at water's viscosity, adaptive time steps, free-slip
 // boundary particles. The goal for SPH is a mean error under 4 % and a worst
-// under 7 %; measured: WCSPH 6.9 % / 8.8 %, DFSPH 7.4 % / 9.5 % (7.0-7.5 %
+// under 7 %; measured: WCSPH 6.9 % / 8.6 %, DFSPH 7.3 % / 9.4 % (7.0-7.5 %
 // also at cfl 0.2 and at the experiment's own scale, a = 2.25 in), both
-// ahead of the experiment (whose floor is not free-slip). Until the goal is
-// met these hold the measured accuracy against regressions.
+// ahead of the experiment. Until the goal is met these hold the measured
+// accuracy against regressions.
+//
+// The lead is a matter of the time origin, not of the front's course: read
+// at T - 0.13 to 0.14 (7-8 ms at the experiment's scale, about what
+// releasing the column takes in a real tank, which a simulation starting at
+// rest does not have), the fronts lie within 1.8 % (WCSPH) and 1.9 % (DFSPH)
+// of the experiment on average, and the shape checks hold that to 2.5 %.
+// PBF, a different method, fits the same shift (0.126, then 1.0 %). Measured without moving the goal: 20 and
+// 2000 times water's viscosity (6.9 % and 6.2 %), negative pressure
+// unclamped (14.8 %), 60 particles across (DFSPH 7.1 %), a slab 8 deep, a
+// no-slip floor, surface tension and the Wendland kernel (7.0-8.5 %).
 TEST(DamBreak, WcsphSurgeFrontTracksMartinMoyce1952) {
   const FrontErrors e = surge_front("SPHSolver", "\"method\": \"wcsph\", \"viscosity\": 0.001", 250, "WCSPH");
   EXPECT_LT(e.mean, 0.075);
   EXPECT_LT(e.worst, 0.095);
+  EXPECT_LT(e.shifted_mean, 0.025);
 }
 
 TEST(DamBreak, DfsphSurgeFrontTracksMartinMoyce1952AndHoldsItsDensityTarget) {
   const FrontErrors e = surge_front("SPHSolver", "\"method\": \"dfsph\", \"viscosity\": 0.001", 250, "DFSPH");
   EXPECT_LT(e.mean, 0.08);
   EXPECT_LT(e.worst, 0.10);
+  EXPECT_LT(e.shifted_mean, 0.025);
   // Every frame's mean density error (the mean over its steps of the
   // solver's final mean compression) within the 0.05 % target.
   const std::regex mean_error("density error mean ([0-9.]+) %");
