@@ -237,6 +237,7 @@ SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt,
     f.max_density_error = std::max(f.max_density_error, st.max_density_error);
     f.max_speed = std::max(f.max_speed, st.max_speed);
     f.projected += st.projected;
+    f.projected_pressed += st.projected_pressed;
     if (progress) progress(step, steps.fraction(), st);
   }
   if (f.steps) {

@@ -87,7 +87,13 @@ class SphNode final : public SolverNode<SphSolver> {
                     "%.2f %%, max speed %.3f m/s",
                     solver_->size(), solver_->boundary_size(), st.steps, st.min_dt, st.max_dt, iters,
                     st.mean_density_error, st.max_density_error, st.max_speed);
-      ctx.info(buf);
+      std::string line = buf;
+      // Free particles (below rest density: no pressure) meet walls through
+      // collisions alone: spray, a surge front's sheet. Reported, not warned.
+      if (st.projected > st.projected_pressed)
+        line += ", " + std::to_string(st.projected - st.projected_pressed) +
+                " collision(s) of free particles with colliders";
+      ctx.info(line);
       if (p.method == SphMethod::Wcsph && st.max_speed > 0.3f * solver_->speed_of_sound()) {
         std::ostringstream m;
         m.precision(3);
@@ -95,10 +101,11 @@ class SphNode final : public SolverNode<SphSolver> {
           << " m/s): the liquid compresses noticeably; raise speed_of_sound or expected_speed";
         ctx.warn(m.str());
       }
-      if (st.projected > 0) {
+      if (st.projected_pressed > 0) {
         std::ostringstream m;
-        m << st.projected << " particle step(s) had to be put back out of a collider this frame (the walls let them "
-                             "through); a smaller max_dt or stiffer walls help";
+        m << st.projected_pressed
+          << " compressed particle step(s) had to be put back out of a collider this frame (the walls' pressure let "
+             "them through); a smaller max_dt or stiffer walls help";
         ctx.warn(m.str());
       }
     }

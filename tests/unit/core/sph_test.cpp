@@ -211,6 +211,46 @@ TEST(Sph, BoundaryParticlesSitBehindEveryFaceOfAContainer) {
   EXPECT_THROW(sample_collider_surfaces({plane}, Bounds3{vec3(-1e4f), vec3(1e4f)}, 0.001f, 0.0f, 1000), Error);
 }
 
+// A particle that reaches a wall without pressure (below rest density: a
+// drop, spray) meets it by collision; one that was compressed should have
+// been held by the walls' pressure. One step each at 10 m/s into the floor,
+// gravity off, a soft speed of sound so pressure barely acts in 2 ms.
+TEST(Sph, CollisionsOfFreeParticlesAreToldApartFromWallFailures) {
+  const float r = 0.01f, dt = 0.002f;
+  SphParams p = params(SphMethod::Wcsph);
+  p.gravity = vec3(0.0f);
+  p.speed_of_sound = 1.0f;
+  Collider floor;
+  floor.type = ShapeType::Plane;
+  auto one_step = [&](Points pts) {
+    for (std::size_t i = 0; i < pts.size(); ++i) pts.v()[i] = vec3(0.0f, -10.0f, 0.0f);
+    auto s = make_sph_solver_cpu(p);
+    s->set_colliders({floor});
+    s->load(pts);
+    return s->step(dt, 0.0f);
+  };
+  // A lone particle 1.5 r up ends half a radius inside the floor.
+  Points lone(1);
+  lone.radius = r;
+  lone.P()[0] = vec3(0.0f, 1.5f * r, 0.0f);
+  const SphStepStats a = one_step(lone);
+  EXPECT_EQ(a.projected, 1u);
+  EXPECT_EQ(a.projected_pressed, 0u);
+  // A block 2 % denser than rest, bottom layer one radius up: that layer
+  // (8 x 8) ends one radius inside, the next stays out. Its 6 x 6 inner
+  // particles were compressed; its rim, on the block's free sides, was not.
+  Points block8(8 * 4 * 8);
+  block8.radius = r;
+  const float sp = 2.0f * r / std::cbrt(1.02f);
+  std::size_t i = 0;
+  for (int z = 0; z < 8; ++z)
+    for (int y = 0; y < 4; ++y)
+      for (int x = 0; x < 8; ++x) block8.P()[i++] = vec3(x * sp, r + y * sp, z * sp);
+  const SphStepStats b = one_step(block8);
+  EXPECT_EQ(b.projected, 64u);
+  EXPECT_EQ(b.projected_pressed, 36u);
+}
+
 // DFSPH holds its density target: a column settling in a tank, every step
 // within the error target or at the iteration bound.
 TEST(Sph, DfsphDensityErrorStaysUnderItsTarget) {

@@ -6,10 +6,12 @@
 // the density of a wall.
 //
 // Each collider is sampled on a cubic lattice of the given spacing in its
-// local frame: every lattice point within half a spacing of the surface is
-// projected onto it, then moved `depth` behind it (into the solid). A face
-// aligned with the frame so gets a regular grid of samples; curved faces get
-// about one sample per spacing^2.
+// local frame, `depth` behind its surface (into the solid): every lattice
+// point within half a spacing of the surface is projected onto it, then
+// moved `depth` along the normal; a box is sampled on the box grown (or, for
+// a solid box, shrunk) by `depth` instead, so its faces' layers meet at the
+// edges. A face aligned with the frame so gets a regular grid of samples;
+// curved faces get about one sample per spacing^2.
 #include <cstdint>
 #include <vector>
 

@@ -92,7 +92,8 @@ struct SphStepStats {
   float max_density_error = 0;    // %
   float max_speed = 0;            // m/s after the step
   uint32_t nonfinite = 0;         // particles with NaN/inf position or velocity
-  uint32_t projected = 0;         // particles a wall's last-resort projection had to move
+  uint32_t projected = 0;         // particles put back out of a collider (see SphSolverT::project)
+  uint32_t projected_pressed = 0; // of those, the compressed ones (at or above rest density): the walls failed them
   uint64_t neighbor_pairs = 0;    // fluid-fluid directed pairs
   uint64_t boundary_pairs = 0;    // fluid-boundary pairs
 };
@@ -162,6 +163,7 @@ struct SphFrameStats {
   float max_density_error = 0;   // %, max over the steps
   float max_speed = 0;           // m/s
   uint32_t projected = 0;        // sum over the steps
+  uint32_t projected_pressed = 0;  // sum over the steps
 };
 
 // Advances one frame of frame_dt seconds from simulation time `time`, in

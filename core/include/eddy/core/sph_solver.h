@@ -63,6 +63,10 @@ struct SphErrorStats {
   float sum, max;
   EDDY_HD_INLINE SphErrorStats operator+(const SphErrorStats& o) const { return {sum + o.sum, fmaxf(max, o.max)}; }
 };
+struct SphCounts {
+  uint32_t all, pressed;
+  EDDY_HD_INLINE SphCounts operator+(const SphCounts& o) const { return {all + o.all, pressed + o.pressed}; }
+};
 struct SphMotionStats {
   float speed2_max, accel2_max;
   uint32_t nonfinite;
@@ -255,7 +259,9 @@ class SphSolverT final : public SphSolver {
     }
     const auto t5 = Clock::now();
     if (c_.xsph > 0) xsph();
-    s.projected = project(time + dt);
+    const SphCounts moved = project(time + dt);
+    s.projected = moved.all;
+    s.projected_pressed = moved.pressed;
     commit(s);
     times_ = {secs(t0, t1), secs(t1, t2), forces, pressure, divergence, secs(t5, Clock::now())};
     s.neighbor_pairs = grid_.pair_count();
@@ -773,14 +779,20 @@ class SphSolverT final : public SphSolver {
     return e;
   }
 
-  // Last resort against tunnelling: a particle found inside a collider is
-  // put back on its surface (counted; the walls should make this rare).
-  uint32_t project(float t) {
-    if (ncoll_ == 0) return 0;
+  // Collisions: a particle found inside a collider is put back on its
+  // surface, its velocity into it removed. Counted, and apart those that
+  // were compressed (at or above rest density at the step's start): the
+  // walls' pressure should have held those. A particle below rest density
+  // has no pressure (negative pressure is clamped; DFSPH corrects only
+  // compression), so a wall acts on it through this alone: spray, and the
+  // thin sheet of a surge front sliding on the floor.
+  SphCounts project(float t) {
+    if (ncoll_ == 0) return {0u, 0u};
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = ncoll_;
     Vec3f* x = x_.data();
     Vec3f* v = v_.data();
+    const float* density = density_.data();
     float* flag = residual_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       Vec3f p = x[i];
@@ -796,11 +808,11 @@ class SphSolverT final : public SphSolver {
           }
         }
       x[i] = p;
-      flag[i] = moved ? 1.0f : 0.0f;
+      flag[i] = moved ? (density[i] >= 1.0f ? 2.0f : 1.0f) : 0.0f;
     });
-    const SphErrorStats s = ex_.reduce(
-        n_, SphErrorStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return SphErrorStats{flag[i], flag[i]}; }, SumOp{});
-    return uint32_t(s.sum + 0.5f);
+    return ex_.reduce(
+        n_, SphCounts{0u, 0u},
+        [=] EDDY_HD(uint32_t i) { return SphCounts{flag[i] > 0.5f ? 1u : 0u, flag[i] > 1.5f ? 1u : 0u}; }, SumOp{});
   }
 
   template <class T>
