@@ -84,9 +84,9 @@ BoundarySamples sample_collider_surfaces(const std::vector<Collider>& colliders,
     // `depth`, so the layers of two faces run on to meet at the edge. (Pushed
     // along the normal, the lattice row on an edge went to one face only and
     // left the other face's layer a row short: a resting column's particles
-    // slipped into that hole, and at the edges and corners a lattice at rest
-    // read up to 1.5 % and 3.5 % over rest density; now 0.5 % and 1.9 %,
-    // tests/unit/core/sph_test.cpp.)
+    // slipped into that hole, and a lattice at rest read up to 1.6 % over
+    // rest density next to an edge, 2.7 % on it and 3.5 % in a corner; now
+    // 0.06 %, 0.56 % and 1.9 %, tests/unit/core/sph_test.cpp.)
     Collider at_rest = c;
     at_rest.velocity = vec3(0.0f);
     float push = depth;
