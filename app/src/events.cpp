@@ -1,0 +1,105 @@
+#include "events.h"
+
+#include <httplib.h>
+
+#include <memory>
+
+namespace eddy::app {
+
+using json = nlohmann::json;
+
+namespace {
+
+// One event as the stream sends it.
+std::string sse_data(const json& e) { return "data: " + e.dump() + "\n\n"; }
+
+}  // namespace
+
+void EventHub::publish(const json& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  log_.push_back(sse_data(e));
+  if (log_.size() > kKeep) {
+    log_.pop_front();
+    ++first_;
+  }
+  cv_.notify_all();
+}
+
+uint64_t EventHub::end() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_ + log_.size();
+}
+
+std::string EventHub::take(uint64_t& cursor, std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, wait, [&] { return stopping_ || first_ + log_.size() > cursor; });
+  std::string out;
+  if (cursor < first_) cursor = first_;  // fell behind: the oldest are gone
+  for (; cursor < first_ + log_.size(); ++cursor) out += log_[cursor - first_];
+  return out;
+}
+
+void EventHub::stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
+bool EventHub::stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
+
+void stream_events(EventHub& hub, httplib::Response& res) {
+  auto cursor = std::make_shared<uint64_t>(hub.end());
+  auto greeted = std::make_shared<bool>(false);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider("text/event-stream", [&hub, cursor, greeted](std::size_t,
+                                                                                httplib::DataSink& sink) {
+    if (hub.stopping()) return false;
+    std::string chunk;
+    if (!*greeted) {
+      // First a "connected" event: a client knows from it that every later event reaches it.
+      *greeted = true;
+      chunk = sse_data({{"event", "connected"}});
+    } else {
+      chunk = hub.take(*cursor, std::chrono::milliseconds(1000));
+    }
+    if (chunk.empty()) chunk = ": keep-alive\n\n";  // finds out when the client has gone
+    if (!sink.is_writable()) return false;
+    return sink.write(chunk.data(), chunk.size());
+  });
+}
+
+void HubObserver::publish(const char* event, const std::string& node, int frame, json more) {
+  more["event"] = event;
+  more["node"] = node;
+  more["frame"] = frame;
+  hub_.publish(more);
+}
+
+void HubObserver::node_started(const std::string& node, int frame) { publish("node_started", node, frame); }
+
+void HubObserver::node_progress(const std::string& node, int frame, double fraction, const std::string& message) {
+  // At most ten a second per node: substeps can be thousands.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_progress_ < std::chrono::milliseconds(100)) return;
+  last_progress_ = now;
+  publish("node_progress", node, frame, {{"fraction", fraction}, {"message", message}});
+}
+
+void HubObserver::node_info(const std::string& node, int frame, const std::string& message) {
+  publish("node_info", node, frame, {{"message", message}});
+}
+
+void HubObserver::node_warning(const std::string& node, int frame, const std::string& message) {
+  publish("node_warning", node, frame, {{"message", message}});
+}
+
+void HubObserver::node_finished(const std::string& node, int frame, double seconds, std::size_t bytes) {
+  publish("node_finished", node, frame, {{"seconds", seconds}, {"bytes", bytes}});
+}
+
+void HubObserver::node_cached(const std::string& node, int frame) { publish("node_cached", node, frame); }
+
+}  // namespace eddy::app

@@ -1,0 +1,175 @@
+// The endpoints of `eddy serve` (listed in server.h), registered on the
+// Impl's httplib server; node outputs are answered in outputs.cpp.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+#include "eddy/graph/cook.h"
+#include "eddy/graph/graph.h"
+#include "sandbox.h"
+#include "server_impl.h"
+
+namespace eddy::app {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+void reply_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  reply_json(res, json{{"error", message}}.dump());
+}
+
+// A handler whose exceptions become error replies: an HttpError its own
+// status, a failing node 422, a cancelled cook 409, eddy::Error 400, the rest 500.
+template <class Fn>
+httplib::Server::Handler wrap(Fn fn) {
+  return [fn](const httplib::Request& req, httplib::Response& res) {
+    try {
+      fn(req, res);
+    } catch (const HttpError& e) {
+      reply_error(res, e.status, e.what());
+    } catch (const NodeError& e) {
+      res.status = 422;
+      reply_json(res, json{{"error", e.what()}, {"node", e.node_id}, {"frame", e.frame}}.dump());
+    } catch (const Cancelled&) {
+      reply_error(res, 409, "cancelled");
+    } catch (const Error& e) {
+      reply_error(res, 400, e.what());
+    } catch (const std::exception& e) {
+      reply_error(res, 500, std::string("internal error: ") + e.what());
+    }
+  };
+}
+
+// The graph files under root (not in the output folder, at most 4 folders
+// down, at most 1000), with their comments, sorted by path.
+json list_graphs(const fs::path& root, const fs::path& out) {
+  json list = json::array();
+  std::error_code ec;
+  const fs::path outc = fs::weakly_canonical(out, ec);
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+       it != end && list.size() < 1000; it.increment(ec)) {
+    if (ec) break;
+    if (it.depth() > 4 || (it->is_directory() && fs::weakly_canonical(it->path(), ec) == outc)) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file() || !is_graph_file(it->path().filename().string())) continue;
+    json entry{{"path", fs::relative(it->path(), root).generic_string()}};
+    try {
+      const json g = json::parse(read_file(it->path().string()));
+      if (g.contains("comment") && g["comment"].is_string()) entry["comment"] = g["comment"];
+    } catch (const std::exception&) {
+      entry["invalid"] = true;
+    }
+    list.push_back(entry);
+  }
+  std::sort(list.begin(), list.end(), [](const json& a, const json& b) { return a["path"] < b["path"]; });
+  return list;
+}
+
+// The frames of each node the engine has cached, as ranges [first, last]
+// (a static node is cached for the whole range).
+json cached_ranges(CookEngine& engine) {
+  const Graph& g = engine.graph();
+  json cached = json::object();
+  for (const auto& n : g.nodes) {
+    json ranges = json::array();
+    int open = 0;
+    bool in = false;
+    for (int f = g.frame_start; f <= g.frame_end + 1 && f - g.frame_start <= 100000; ++f) {
+      const bool c = f <= g.frame_end && engine.is_cached(n.id, f);
+      if (c && !in) open = f;
+      if (!c && in) ranges.push_back({open, f - 1});
+      in = c;
+    }
+    cached[n.id] = ranges;
+  }
+  return cached;
+}
+
+json status(CookQueue& jobs, OpenGraph& graph) {
+  json s = jobs.status();
+  // The cached frames per node, when the engine is free to answer soon
+  // (not while a frame cooks: the client keeps what it knew).
+  std::unique_lock<std::timed_mutex> lock(graph.mu, std::chrono::milliseconds(250));
+  if (lock.owns_lock() && graph.engine) {
+    s["cached"] = cached_ranges(*graph.engine);
+    s["frame_range"] = {graph.engine->graph().frame_start, graph.engine->graph().frame_end};
+  }
+  return s;
+}
+
+}  // namespace
+
+void Server::Impl::routes() {
+  auto reply_graph = [this](httplib::Response& res) {
+    std::lock_guard<std::timed_mutex> lock(graph.mu);
+    reply_json(res, graph_to_json(graph.need().graph(), registry));
+  };
+  http.Get("/api/catalog", wrap([this](const auto&, auto& res) { reply_json(res, catalog_json(registry)); }));
+  http.Get("/api/graphs", wrap([this](const auto&, auto& res) { reply_json(res, list_graphs(root, out).dump()); }));
+  http.Get("/api/graphs/file", wrap([this](const auto& req, auto& res) {
+    const fs::path p = graph_file(root, req.get_param_value("path"));
+    const std::string text = read_file(p.string());
+    parse_graph(text, registry, req.get_param_value("path"), ValidateOptions{false});
+    reply_json(res, text);
+  }));
+  http.Post("/api/graph/open", wrap([this, reply_graph](const auto& req, auto& res) {
+    const std::string rel = field<std::string>(parse_body(req.body), "path", "", true);
+    const fs::path p = graph_file(root, rel);
+    graph.set(load_graph(p.string(), registry, ValidateOptions{false}));
+    hub.publish({{"event", "graph_changed"}, {"path", rel}});
+    reply_graph(res);
+  }));
+  http.Get("/api/graph", wrap([reply_graph](const auto&, auto& res) { reply_graph(res); }));
+  http.Put("/api/graph", wrap([this, reply_graph](const auto& req, auto& res) {
+    Graph g = parse_graph(req.body, registry, "the request body", ValidateOptions{false});
+    {
+      std::lock_guard<std::timed_mutex> lock(graph.mu);
+      if (graph.engine) g.source = graph.engine->graph().source;  // relative input paths keep resolving
+    }
+    graph.set(std::move(g));
+    hub.publish({{"event", "graph_changed"}});
+    reply_graph(res);
+  }));
+  http.Post("/api/graph/save", wrap([this](const auto& req, auto& res) {
+    const std::string rel = field<std::string>(parse_body(req.body), "path", "", true);
+    const fs::path p = graph_file(root, rel);
+    std::lock_guard<std::timed_mutex> lock(graph.mu);
+    save_graph(graph.need().graph(), registry, p.string());
+    reply_json(res, json{{"saved", rel}}.dump());
+  }));
+  http.Post("/api/cook", wrap([this](const auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    const std::string node = field<std::string>(body, "node", "");
+    std::pair<int, int> frames;
+    {
+      std::lock_guard<std::timed_mutex> lock(graph.mu);
+      const Graph& g = graph.need().graph();
+      if (!node.empty()) need_node(g, node);
+      frames = frame_pair(body, g);
+    }
+    reply_json(res, json{{"job", jobs.push(node, frames).id}}.dump());
+  }));
+  http.Post("/api/cancel", wrap([this](const auto&, auto& res) {
+    reply_json(res, json{{"cancelled_queued", jobs.cancel()}}.dump());
+  }));
+  http.Get("/api/status", wrap([this](const auto&, auto& res) { reply_json(res, status(jobs, graph).dump()); }));
+  http.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) { stream_events(hub, res); });
+  http.Get("/api/geometry", wrap([this](const auto& req, auto& res) { geometry(req, res); }));
+  http.Post("/api/export", wrap([this](const auto& req, auto& res) { export_files(req, res); }));
+  if (!options.static_dir.empty() && fs::is_directory(options.static_dir))
+    http.set_mount_point("/", options.static_dir);
+  else
+    http.Get("/", [](const auto&, auto& res) {
+      res.set_content("eddy serve: the API is under /api (the editor's files were not found)", "text/plain");
+    });
+}
+
+}  // namespace eddy::app
