@@ -125,16 +125,17 @@ export class FluidRenderer {
     this.blurA = new THREE.WebGLRenderTarget(1, 1, opts);
     this.blurB = new THREE.WebGLRenderTarget(1, 1, opts);
     this.thick = new THREE.WebGLRenderTarget(1, 1, { type: THREE.HalfFloatType, format: THREE.RedFormat, depthBuffer: false });
+    // The two sprite passes share their radius and scale.
     const radius = { value: 0.01 }, scale = { value: 500 };
-    this.depthMat = new THREE.ShaderMaterial({
-      vertexShader: sphereSpriteVertex,
-      fragmentShader: depthFragment,
-      uniforms: { uRadius: radius, uScale: scale },
-    });
-    this.thickMat = new THREE.ShaderMaterial({
-      vertexShader: sphereSpriteVertex,
-      fragmentShader: thicknessFragment,
-      uniforms: { uRadius: radius, uScale: scale },
+    const spriteMaterial = (fragmentShader: string, extra: THREE.ShaderMaterialParameters = {}) =>
+      new THREE.ShaderMaterial({
+        vertexShader: sphereSpriteVertex,
+        fragmentShader,
+        uniforms: { uRadius: radius, uScale: scale },
+        ...extra,
+      });
+    this.depthMat = spriteMaterial(depthFragment);
+    this.thickMat = spriteMaterial(thicknessFragment, {
       blending: THREE.AdditiveBlending,
       depthTest: false,
       depthWrite: false,

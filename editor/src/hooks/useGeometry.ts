@@ -1,0 +1,76 @@
+// Geometry for the viewport: the display node at the current frame, and the
+// graph's colliders.
+import { useEffect, useMemo, useState } from "react";
+import { api, ApiError, type Status } from "../api";
+import { decodeGeometry, type ColliderShape, type Geometry } from "../geometry";
+import { hasOutput, type EddyNode } from "../graph";
+import { cachedRanges } from "./useEvents";
+
+// The geometry with the first of the attribute lists that the node's output
+// has: points without an attribute (or a mesh) answer 400, so the next list.
+function fetchGeometry(node: string, frame: number, attributes: string[][]): Promise<ArrayBuffer> {
+  const [first, ...rest] = attributes;
+  return api.geometry(node, frame, first).catch((e: ApiError) => {
+    if (e.status === 400 && rest.length) return fetchGeometry(node, frame, rest);
+    throw e;
+  });
+}
+
+// The display node at a frame, once it is cooked (and again at each cook of
+// it: reload), with the attribute to colour by, else what every output has.
+export function useDisplayGeometry(node: string | null, frame: number, status: Status | null, reload: number, colorBy: string) {
+  const [geometry, setGeometry] = useState<Geometry | null>(null);
+  const [message, setMessage] = useState("");
+  useEffect(() => {
+    if (!node || !cachedRanges(status, node).some(([a, b]) => frame >= a && frame <= b)) {
+      if (node) setMessage(`frame ${frame} of ${node} is not cooked yet`);
+      return;
+    }
+    let live = true;
+    fetchGeometry(node, frame, colorBy === "speed" ? [["v"], []] : [["v", colorBy], ["v"], []])
+      .then((buf) => {
+        if (!live) return;
+        setGeometry(decodeGeometry(buf));
+        setMessage("");
+      })
+      .catch((e: ApiError) => live && setMessage(e.message));
+    return () => {
+      live = false;
+    };
+  }, [node, frame, reload, status, colorBy]);
+  return { geometry, message, clear: () => setGeometry(null) };
+}
+
+// The colliders of the graph as wireframes: every collider node that no
+// MergeColliders gathers (the merge draws its inputs already). Fetched when
+// the nodes come or go, or another graph is opened.
+export function useColliders(nodes: EddyNode[], frame: number, graphPath: string) {
+  const [colliders, setColliders] = useState<ColliderShape[]>([]);
+  const colliderNodes = useMemo(
+    () =>
+      nodes
+        .filter((n) => hasOutput(n, "colliders") && n.data.spec.type !== "MergeColliders")
+        .map((n) => n.id)
+        .join(","),
+    [nodes.length],
+  );
+  useEffect(() => {
+    const ids = colliderNodes ? colliderNodes.split(",") : [];
+    let live = true;
+    Promise.all(
+      ids.map((id) =>
+        api
+          .geometry(id, frame, [])
+          .then((b) => decodeGeometry(b))
+          .catch(() => null),
+      ),
+    ).then((gs) => {
+      if (!live) return;
+      setColliders(gs.flatMap((g) => (g && g.kind === "colliders" ? g.shapes : [])));
+    });
+    return () => {
+      live = false;
+    };
+  }, [colliderNodes, graphPath]);
+  return colliders;
+}
