@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "bench_scene.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 
 using namespace eddy;
 using namespace eddy::bench;

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <string>
 
-#include "eddy/core/pbf.h"
+#include "eddy/core/pbf/pbf.h"
 #include "bench_scene.h"
 
 using namespace eddy;

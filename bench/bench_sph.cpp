@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "bench_scene.h"
-#include "eddy/core/sph.h"
+#include "eddy/core/sph/sph.h"
 
 using namespace eddy;
 using namespace eddy::bench;

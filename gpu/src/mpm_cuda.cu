@@ -1,6 +1,6 @@
-// The MPM step of core/mpm_solver.h instantiated on the CUDA executor.
+// The MPM step of core/mpm/solver.h instantiated on the CUDA executor.
 #include "cuda_executor.cuh"
-#include "eddy/core/mpm_solver.h"
+#include "eddy/core/mpm/solver.h"
 #include "eddy/gpu/gpu.h"
 
 namespace eddy::gpu {

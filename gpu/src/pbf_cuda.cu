@@ -1,6 +1,6 @@
-// The PBF step of core/pbf_solver.h instantiated on the CUDA executor.
+// The PBF step of core/pbf/solver.h instantiated on the CUDA executor.
 #include "cuda_executor.cuh"
-#include "eddy/core/pbf_solver.h"
+#include "eddy/core/pbf/solver.h"
 #include "eddy/gpu/gpu.h"
 
 namespace eddy::gpu {

@@ -1,6 +1,6 @@
-// The SPH step of core/sph_solver.h instantiated on the CUDA executor.
+// The SPH step of core/sph/solver.h instantiated on the CUDA executor.
 #include "cuda_executor.cuh"
-#include "eddy/core/sph_solver.h"
+#include "eddy/core/sph/solver.h"
 #include "eddy/gpu/gpu.h"
 
 namespace eddy::gpu {

@@ -48,16 +48,6 @@ namespace eddy {
 using openvdb::FloatGrid;
 using openvdb::FloatTree;
 
-const char* to_string(Smoothing s) {
-  switch (s) {
-    case Smoothing::None: return "none";
-    case Smoothing::Gaussian: return "gaussian";
-    case Smoothing::MeanCurvature: return "mean_curvature";
-    case Smoothing::Laplacian: return "laplacian";
-  }
-  return "?";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;

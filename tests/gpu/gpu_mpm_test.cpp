@@ -8,7 +8,7 @@
 #include <map>
 
 #include "eddy/core/error.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 #include "eddy/gpu/gpu.h"
 #include "../unit/core/scenes.h"
 

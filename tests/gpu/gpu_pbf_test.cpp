@@ -8,7 +8,7 @@
 #include <map>
 
 #include "eddy/core/error.h"
-#include "eddy/core/pbf.h"
+#include "eddy/core/pbf/pbf.h"
 #include "eddy/gpu/gpu.h"
 #include "../unit/core/scenes.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "eddy/core/error.h"
-#include "eddy/core/sph.h"
+#include "eddy/core/sph/sph.h"
 #include "eddy/gpu/gpu.h"
 #include "../unit/core/scenes.h"
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <string>
 
-#include "eddy/core/sph.h"
+#include "eddy/core/sph/sph.h"
 
 namespace eddy {
 namespace {

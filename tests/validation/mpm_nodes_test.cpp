@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "eddy/core/mesh.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 #include "validation.h"
 
 namespace eddy::validation {

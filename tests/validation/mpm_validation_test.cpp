@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "../unit/core/scenes.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 
 namespace eddy {
 namespace {

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "eddy/core/enum_names.h"
+#include "eddy/core/error.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
@@ -24,17 +26,54 @@ std::shared_ptr<const Points> solver_start(const CookContext& ctx);
 std::vector<Collider> input_colliders(const CookContext& ctx);
 // A hash of every parameter: a change restarts the simulation.
 uint64_t params_signature(const CookContext& ctx);
+// The progress of a frame (fraction 0..1 and what is being done), and the
+// cancellation point between two steps.
+void step_progress(CookContext& ctx, double fraction, const char* what);
 
-// What every stateful solver node shares: the solver object is kept between
-// frames, made anew when the parameters change or a frame does not continue
-// from its last output, and dropped when a frame fails or is cancelled (its
-// state would be mid-step).
+// An enum parameter's value, mapped by name through the enum's table in core/
+// (the spec lists the same table's names, so validation has ruled out others).
+template <class E, std::size_t N>
+E enum_param(const CookContext& c, const std::string& name, const EnumName<E> (&table)[N]) {
+  const std::string& v = c.param_string(name);
+  if (const auto e = enum_from_name(table, v)) return *e;
+  throw Error(c.where() + ".params." + name + ": unknown value '" + v + "'");
+}
+
+// A solver on the node's `device` parameter: cpu (TBB, ctx.threads()) or cuda.
+template <class Solver, class Params>
+std::unique_ptr<Solver> make_on_device(const CookContext& ctx, const Params& p,
+                                       std::unique_ptr<Solver> (*cpu)(const Params&, int),
+                                       std::unique_ptr<Solver> (*cuda)(const Params&)) {
+  return ctx.param_string("device") == "cuda" ? cuda(p) : cpu(p, ctx.threads());
+}
+
+// The skeleton of every stateful solver node: restart or resume, advance one
+// frame, report, store. Frame f continues from the node's own output at
+// f - 1. The solver object (scratch arrays, grids) is kept between frames,
+// made anew when the parameters change or a frame does not continue from its
+// last output (a resume from a cached frame, a change upstream), and dropped
+// when a frame fails or is cancelled (its state would be mid-step). A solver
+// node supplies make_solver and advance, and load or store where it does
+// more than the solver's own.
 template <class Solver>
 class SolverNode : public Node {
  public:
   void cook(CookContext& ctx) final {
     try {
-      cook_frame(ctx);
+      const std::shared_ptr<const Points> from = solver_start(ctx);
+      const std::vector<Collider> colliders = input_colliders(ctx);
+      if (must_restart(ctx, from)) {
+        solver_ = make_solver(ctx);
+        solver_->set_colliders(colliders);  // first: loading looks at them (wall density, speed estimate)
+        load(ctx, *from);
+      } else {
+        solver_->set_colliders(colliders);
+      }
+      if (ctx.previous()) advance(ctx, (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps(), 1.0 / ctx.fps());
+      auto out = std::make_shared<Points>();
+      store(ctx, *out);
+      last_ = out;
+      ctx.output_shared<Points>("particles", out);
     } catch (...) {
       solver_.reset();
       last_.reset();
@@ -43,7 +82,24 @@ class SolverNode : public Node {
   }
 
  protected:
-  virtual void cook_frame(CookContext& ctx) = 0;
+  // A new solver for the node's parameters.
+  virtual std::unique_ptr<Solver> make_solver(const CookContext& ctx) = 0;
+  // Takes the particles as the solver's state (at the start frame, or to resume).
+  virtual void load(CookContext&, const Points& from) {
+    if constexpr (requires(Solver& s) { s.load(from); }) solver_->load(from);
+    else throw Error("SolverNode: a solver whose load() takes more than the particles needs its node's load()");
+  }
+  // One frame of frame_dt seconds from simulation time t0, reported through ctx.
+  virtual void advance(CookContext& ctx, double t0, double frame_dt) = 0;
+  // The frame's output particles.
+  virtual void store(const CookContext&, Points& out) const {
+    if constexpr (requires(const Solver& s) { s.store(out); }) solver_->store(out);
+    else throw Error("SolverNode: a solver whose store() takes more than the points needs its node's store()");
+  }
+
+  std::unique_ptr<Solver> solver_;
+
+ private:
   // True when the solver must be made anew to continue from `from`.
   bool must_restart(const CookContext& ctx, const std::shared_ptr<const Points>& from) {
     const uint64_t sig = params_signature(ctx);
@@ -51,15 +107,7 @@ class SolverNode : public Node {
     params_sig_ = sig;
     return fresh;
   }
-  // Outputs the frame's particles, remembered as the state the next frame continues from.
-  void output_particles(CookContext& ctx, const std::shared_ptr<Points>& out) {
-    last_ = out;
-    ctx.output_shared<Points>("particles", out);
-  }
 
-  std::unique_ptr<Solver> solver_;
-
- private:
   std::shared_ptr<const Points> last_;
   uint64_t params_sig_ = 0;
 };

@@ -9,7 +9,7 @@
 #include "eddy/core/io.h"
 #include "eddy/core/mat3.h"
 #include "eddy/core/mesh.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 #include "eddy/gpu/gpu.h"
 #include "eddy/graph/node.h"
 #include "eddy/surfacing/surfacing.h"
@@ -19,25 +19,21 @@ namespace eddy::library {
 
 namespace {
 
-const std::vector<std::string> kMaterials = {"water", "jelly", "snow", "sand"};
-
 MpmParams read_params(const CookContext& c) {
   MpmParams p;
   p.dx = float(c.param_float("dx"));
   p.particles_per_cell = float(c.param_float("particles_per_cell"));
   p.gravity = c.param_vec3f("gravity");
-  const std::string& tr = c.param_string("transfer");
-  p.transfer = tr == "pic" ? MpmTransfer::Pic : tr == "flip" ? MpmTransfer::Flip : MpmTransfer::Apic;
+  p.transfer = enum_param(c, "transfer", kMpmTransferNames);
   p.flip_ratio = float(c.param_float("flip_ratio"));
-  const std::string& b = c.param_string("boundary");
-  p.boundary = b == "sticky" ? MpmBoundary::Sticky : b == "slip" ? MpmBoundary::Slip : MpmBoundary::Separate;
+  p.boundary = enum_param(c, "boundary", kMpmBoundaryNames);
   const Vec3f center = c.param_vec3f("domain_center"), size = c.param_vec3f("domain_size");
   p.domain_min = center - size * 0.5f;
   p.domain_max = center + size * 0.5f;
   p.domain_friction = float(c.param_float("domain_friction"));
   for (int m = 0; m < kMpmMaterialCount; ++m) {
     MpmMaterialParams& q = p.materials[m];
-    const std::string n = kMaterials[m] + "_";
+    const std::string n = std::string(kMpmMaterialNames[m].name) + "_";
     q.density = float(c.param_float(n + "density"));
     if (m == int(MpmMaterial::Water)) {
       q.bulk_modulus = float(c.param_float("water_bulk_modulus"));
@@ -61,63 +57,52 @@ MpmParams read_params(const CookContext& c) {
 }
 
 class MpmNode final : public SolverNode<MpmSolver> {
-  void cook_frame(CookContext& ctx) override {
-    const MpmParams p = read_params(ctx);
-    const float fixed_dt = float(ctx.param_float("time_step"));
-    const bool state = ctx.param_bool("store_state");
-    const std::shared_ptr<const Points> from = solver_start(ctx);
-    const std::vector<Collider> colliders = input_colliders(ctx);
-    if (must_restart(ctx, from)) {
-      const std::string& mat = ctx.param_string("material");
-      const bool use_attr = mat == "from_attribute";
-      const MpmMaterial all = use_attr ? MpmMaterial::Water : mpm_material_from_name(mat, ctx.where() + ".material");
-      std::shared_ptr<const Points> in = from;
-      if (!use_attr && from->has("material")) {  // one material for all overrides the attribute
-        auto copy = std::make_shared<Points>(*from);
-        copy->remove("material");
-        in = copy;
-      }
-      if (ctx.previous() && !from->has("F0"))
-        ctx.warn("resuming from a frame without the solver state (store_state was off): elastic materials restart "
-                 "from rest");
-      solver_ = ctx.param_string("device") == "cuda" ? gpu::make_mpm_solver_cuda(p)
-                                                     : make_mpm_solver_cpu(p, ctx.threads());
-      solver_->set_colliders(colliders);
-      solver_->load(*in, all);
-      if (solver_->dropped() > 0)
-        ctx.warn(std::to_string(solver_->dropped()) + " particle(s) outside the domain were left out");
-      const float ppc = std::pow(solver_->dx(), 3.0f) / solver_->particle_volume();
-      if (ppc < 1.0f) {
-        std::ostringstream m;
-        m.precision(3);
-        m << "dx = " << solver_->dx() << " m holds " << ppc
-          << " particles per cell; MPM needs several (8 is usual) or the material tears apart";
-        ctx.warn(m.str());
-      }
-    } else {
-      solver_->set_colliders(colliders);
-    }
-
-    if (ctx.previous()) {
-      const double t0 = (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps();
-      const MpmFrameStats st = mpm_advance_frame(*solver_, t0, 1.0 / ctx.fps(), fixed_dt, ctx.frame(),
-                                                 [&](int s, double fraction, const MpmStepStats& ss) {
-                                                   char buf[96];
-                                                   std::snprintf(buf, sizeof buf, "substep %d, dt %.2e s", s, ss.dt);
-                                                   ctx.progress(fraction, buf);
-                                                   ctx.check_cancel();
-                                                 });
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "%zu particles, dx %.4g m, %d substeps (dt %.2e..%.2e s), %u grid blocks, max speed %.3f m/s",
-                    solver_->size(), double(solver_->dx()), st.steps, st.min_dt, st.max_dt, st.grid_blocks,
-                    st.max_speed);
-      ctx.info(buf);
-    }
-    auto out = std::make_shared<Points>();
-    solver_->store(*out, state);
-    output_particles(ctx, out);
+  std::unique_ptr<MpmSolver> make_solver(const CookContext& ctx) override {
+    return make_on_device(ctx, read_params(ctx), make_mpm_solver_cpu, gpu::make_mpm_solver_cuda);
   }
+
+  void load(CookContext& ctx, const Points& from) override {
+    const std::string& mat = ctx.param_string("material");
+    const bool use_attr = mat == "from_attribute";
+    const MpmMaterial all = use_attr ? MpmMaterial::Water : mpm_material_from_name(mat, ctx.where() + ".material");
+    if (ctx.previous() && !from.has("F0"))
+      ctx.warn("resuming from a frame without the solver state (store_state was off): elastic materials restart "
+               "from rest");
+    if (!use_attr && from.has("material")) {  // one material for all overrides the attribute
+      Points copy(from);
+      copy.remove("material");
+      solver_->load(copy, all);
+    } else {
+      solver_->load(from, all);
+    }
+    if (solver_->dropped() > 0)
+      ctx.warn(std::to_string(solver_->dropped()) + " particle(s) outside the domain were left out");
+    const float ppc = std::pow(solver_->dx(), 3.0f) / solver_->particle_volume();
+    if (ppc < 1.0f) {
+      std::ostringstream m;
+      m.precision(3);
+      m << "dx = " << solver_->dx() << " m holds " << ppc
+        << " particles per cell; MPM needs several (8 is usual) or the material tears apart";
+      ctx.warn(m.str());
+    }
+  }
+
+  void advance(CookContext& ctx, double t0, double frame_dt) override {
+    const MpmFrameStats st = mpm_advance_frame(*solver_, t0, frame_dt, float(ctx.param_float("time_step")),
+                                               ctx.frame(), [&](int s, double fraction, const MpmStepStats& ss) {
+                                                 char buf[96];
+                                                 std::snprintf(buf, sizeof buf, "substep %d, dt %.2e s", s, ss.dt);
+                                                 step_progress(ctx, fraction, buf);
+                                               });
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%zu particles, dx %.4g m, %d substeps (dt %.2e..%.2e s), %u grid blocks, max speed %.3f m/s",
+                  solver_->size(), double(solver_->dx()), st.steps, st.min_dt, st.max_dt, st.grid_blocks,
+                  st.max_speed);
+    ctx.info(buf);
+  }
+
+  void store(const CookContext& ctx, Points& out) const override { solver_->store(out, ctx.param_bool("store_state")); }
 };
 
 class MaterialNode final : public Node {
@@ -199,6 +184,8 @@ class FromMeshNode final : public Node {
 void register_mpm(Registry& r) {
   {
     const MpmParams d;
+    std::vector<std::string> material_items = enum_names(kMpmMaterialNames);
+    material_items.insert(material_items.begin(), "from_attribute");
     NodeSpec s;
     s.type = "MPMSolver";
     s.stateful = true;
@@ -218,7 +205,7 @@ void register_mpm(Registry& r) {
         .output("particles", "points",
                 "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "
                 "the deformation gradient F (rows F0, F1, F2), the affine matrix C (C0..C2) and Jp.")
-        .param_enum("material", {"from_attribute", "water", "jelly", "snow", "sand"}, "from_attribute",
+        .param_enum("material", material_items, "from_attribute",
                     "from_attribute: each particle's `material` attribute (water where the input has none); otherwise "
                     "one material for every particle.")
         .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
@@ -227,11 +214,11 @@ void register_mpm(Registry& r) {
         .param_float("particles_per_cell", d.particles_per_cell, 1.0, 64.0, "",
                      "Particles per grid cell when dx is 0 (8: dx is twice the particle spacing).")
         .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
-        .param_enum("transfer", {"apic", "pic", "flip"}, "apic",
+        .param_enum("transfer", enum_names(kMpmTransferNames), enum_name(kMpmTransferNames, d.transfer),
                     "apic: affine particle-in-cell (conserves angular momentum, little dissipation); pic: "
                     "velocities only (dissipative); flip: a FLIP/PIC blend (lively, noisier).")
         .param_float("flip_ratio", d.flip_ratio, 0.0, 1.0, "", "flip: the share of FLIP in the blend.")
-        .param_enum("boundary", {"separate", "slip", "sticky"}, "separate",
+        .param_enum("boundary", enum_names(kMpmBoundaryNames), enum_name(kMpmBoundaryNames, d.boundary),
                     "How colliders and the domain walls act: separate (material may leave a wall; Coulomb friction), "
                     "slip (no normal motion) or sticky (the material moves with the wall).")
         .param_vec3("domain_center", {0.0, 1.0, 0.0}, {}, {}, "m", "Centre of the simulation domain.")
@@ -291,7 +278,7 @@ void register_mpm(Registry& r) {
                "every input particle; merge several with MergePoints for a mixed simulation.")
         .input("particles", "points", "Particles.")
         .output("particles", "points", "The particles with `material` set.")
-        .param_enum("material", kMaterials, "water", "The material.");
+        .param_enum("material", enum_names(kMpmMaterialNames), "water", "The material.");
     r.add(std::move(s.make<MaterialNode>()));
   }
   {

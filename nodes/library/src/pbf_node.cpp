@@ -3,9 +3,8 @@
 // (scratch arrays, neighbour grid) is kept between frames and reloaded only
 // when the previous frame is not the one it produced.
 #include <cstdio>
-#include <sstream>
 
-#include "eddy/core/pbf.h"
+#include "eddy/core/pbf/pbf.h"
 #include "eddy/gpu/gpu.h"
 #include "eddy/graph/node.h"
 #include "library.h"
@@ -18,7 +17,7 @@ PbfParams read_params(const CookContext& c) {
   PbfParams p;
   p.rest_density = float(c.param_float("rest_density"));
   p.gravity = c.param_vec3f("gravity");
-  p.kernel = c.param_string("kernel") == "poly6_spiky" ? KernelPair::Poly6Spiky : KernelPair::CubicSpline;
+  p.kernel = enum_param(c, "kernel", kKernelPairNames);
   p.kernel_scale = float(c.param_float("kernel_scale"));
   if (c.param_string("solve") == "fixed") {
     p.min_iterations = p.max_iterations = int(c.param_int("iterations"));
@@ -41,45 +40,27 @@ PbfParams read_params(const CookContext& c) {
 }
 
 class PbfNode final : public SolverNode<PbfSolver> {
-  void cook_frame(CookContext& ctx) override {
-    const PbfParams p = read_params(ctx);
-    const std::shared_ptr<const Points> from = solver_start(ctx);
-    const std::vector<Collider> colliders = input_colliders(ctx);
-    if (must_restart(ctx, from)) {
-      solver_ = ctx.param_string("device") == "cuda" ? gpu::make_pbf_solver_cuda(p)
-                                                     : make_pbf_solver_cpu(p, ctx.threads());
-      solver_->set_colliders(colliders);  // first, so the loaded state's density counts the walls
-      solver_->load(*from);
-    } else {
-      solver_->set_colliders(colliders);
-    }
+  std::unique_ptr<PbfSolver> make_solver(const CookContext& ctx) override {
+    return make_on_device(ctx, read_params(ctx), make_pbf_solver_cpu, gpu::make_pbf_solver_cuda);
+  }
 
-    if (ctx.previous()) {
-      const SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
-                                 float(ctx.param_float("cfl"))};
-      if (policy.max_substeps < policy.min_substeps)
-        throw Error("parameter 'max_substeps' (" + std::to_string(policy.max_substeps) +
-                    ") is below 'substeps' (" + std::to_string(policy.min_substeps) + ")");
-      const double t0 = (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps();
-      const PbfFrameStats st = pbf_advance_frame(
-          *solver_, t0, 1.0 / ctx.fps(), policy, ctx.frame(), from->radius,
-          [&](int s, int n, const PbfStepStats& ss) {
-            char buf[96];
-            std::snprintf(buf, sizeof buf, "substep %d/%d, %d iterations", s, n, ss.iterations);
-            ctx.progress(double(s) / n, buf);
-            ctx.check_cancel();
-          });
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "%zu particles, %d substeps, %.1f iterations, density error mean %.2f %% max %.2f %%, "
-                    "max speed %.3f m/s (CFL %.2f)",
-                    solver_->size(), st.substeps, st.mean_iterations, st.mean_density_error, st.max_density_error,
-                    st.max_speed, st.max_cfl);
-      ctx.info(buf);
-    }
-    auto out = std::make_shared<Points>();
-    solver_->store(*out);
-    output_particles(ctx, out);
+  void advance(CookContext& ctx, double t0, double frame_dt) override {
+    const SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
+                               float(ctx.param_float("cfl"))};
+    const PbfFrameStats st = pbf_advance_frame(*solver_, t0, frame_dt, policy, ctx.frame(), solver_->particle_radius(),
+                                               [&](int s, int n, const PbfStepStats& ss) {
+                                                 char buf[96];
+                                                 std::snprintf(buf, sizeof buf, "substep %d/%d, %d iterations", s, n,
+                                                               ss.iterations);
+                                                 step_progress(ctx, double(s) / n, buf);
+                                               });
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%zu particles, %d substeps, %.1f iterations, density error mean %.2f %% max %.2f %%, "
+                  "max speed %.3f m/s (CFL %.2f)",
+                  solver_->size(), st.substeps, st.mean_iterations, st.mean_density_error, st.max_density_error,
+                  st.max_speed, st.max_cfl);
+    ctx.info(buf);
   }
 };
 
@@ -87,6 +68,7 @@ class PbfNode final : public SolverNode<PbfSolver> {
 
 void register_pbf(Registry& r) {
   const PbfParams d;
+  const SubstepPolicy sub;
   NodeSpec s;
   s.type = "PBFSolver";
   s.stateful = true;
@@ -103,16 +85,16 @@ void register_pbf(Registry& r) {
       .output("particles", "points",
               "Particles with P, v, density and the input's attributes; an `id` (input order) is added when the "
               "input has none, since the solver reorders particles in memory.")
-      .param_int("substeps", 2, 1, 1000, "", "Fewest substeps per frame; dt = 1 / (fps x substeps).")
-      .param_int("max_substeps", 16, 1, 1000, "",
+      .param_int("substeps", sub.min_substeps, 1, 1000, "", "Fewest substeps per frame; dt = 1 / (fps x substeps).")
+      .param_int("max_substeps", sub.max_substeps, 1, 1000, "",
                  "Most substeps per frame, when the CFL condition asks for more than `substeps`.")
-      .param_float("cfl", 0.5, 0.0, 10.0, "diameters",
+      .param_float("cfl", sub.cfl, 0.0, 10.0, "diameters",
                    "CFL condition: take enough substeps that the fastest particle moves at most this many particle "
                    "diameters in one (0: always `substeps`).")
       .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
       .param_float("rest_density", d.rest_density, 1.0, 1e5, "kg/m^3", "Rest density rho0 (water: 1000).")
       .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
-      .param_enum("kernel", {"poly6_spiky", "cubic_spline"}, "cubic_spline",
+      .param_enum("kernel", enum_names(kKernelPairNames), enum_name(kKernelPairNames, d.kernel),
                   "Smoothing kernels: cubic spline for density and gradient (consistent, the default), or poly6 "
                   "density with spiky gradient (the paper's choice).")
       .param_float("kernel_scale", d.kernel_scale, 1.0, 4.0, "spacings",

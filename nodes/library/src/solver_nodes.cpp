@@ -1,4 +1,4 @@
-// What the solver nodes (PBFSolver, SPHSolver) share: where a frame starts
+// What the solver nodes (PBFSolver, SPHSolver, MPMSolver) share: where a frame starts
 // from, their colliders and the signature of their parameters.
 #include "eddy/graph/node.h"
 #include "eddy/graph/util.h"
@@ -39,6 +39,11 @@ uint64_t params_signature(const CookContext& ctx) {
   Hasher h;
   for (const auto& [k, v] : ctx.params()) h.str(k).str(to_display(v));
   return h.h;
+}
+
+void step_progress(CookContext& ctx, double fraction, const char* what) {
+  ctx.progress(fraction, what);
+  ctx.check_cancel();
 }
 
 }  // namespace eddy::library

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "eddy/core/sph.h"
+#include "eddy/core/sph/sph.h"
 #include "eddy/gpu/gpu.h"
 #include "eddy/graph/node.h"
 #include "library.h"
@@ -16,10 +16,10 @@ namespace {
 
 SphParams read_params(const CookContext& c) {
   SphParams p;
-  p.method = c.param_string("method") == "dfsph" ? SphMethod::Dfsph : SphMethod::Wcsph;
+  p.method = enum_param(c, "method", kSphMethodNames);
   p.rest_density = float(c.param_float("rest_density"));
   p.gravity = c.param_vec3f("gravity");
-  p.kernel = c.param_string("kernel") == "poly6_spiky" ? KernelPair::Poly6Spiky : KernelPair::CubicSpline;
+  p.kernel = enum_param(c, "kernel", kKernelPairNames);
   p.kernel_scale = float(c.param_float("kernel_scale"));
   p.speed_of_sound = float(c.param_float("speed_of_sound"));
   p.expected_speed = float(c.param_float("expected_speed"));
@@ -33,14 +33,11 @@ SphParams read_params(const CookContext& c) {
   p.warm_start = c.param_bool("warm_start");
   p.viscosity = float(c.param_float("viscosity"));
   p.xsph = float(c.param_float("xsph"));
-  p.walls = c.param_string("walls") == "spring_damper" ? SphWalls::SpringDamper : SphWalls::BoundaryParticles;
+  p.walls = enum_param(c, "walls", kSphWallsNames);
   p.boundary_spacing = float(c.param_float("boundary_spacing"));
   p.wall_stiffness = float(c.param_float("wall_stiffness"));
   p.wall_damping = float(c.param_float("wall_damping"));
-  const std::string& st = c.param_string("surface_tension");
-  p.surface_tension = st == "akinci2013"    ? SurfaceTension::Akinci2013
-                      : st == "color_field" ? SurfaceTension::ColorField
-                                            : SurfaceTension::None;
+  p.surface_tension = enum_param(c, "surface_tension", kSurfaceTensionNames);
   p.tension = float(c.param_float("tension"));
   p.color_threshold = float(c.param_float("color_threshold"));
   p.cfl = float(c.param_float("cfl"));
@@ -51,67 +48,55 @@ SphParams read_params(const CookContext& c) {
 }
 
 class SphNode final : public SolverNode<SphSolver> {
-  void cook_frame(CookContext& ctx) override {
-    const SphParams p = read_params(ctx);
-    const float fixed_dt = float(ctx.param_float("time_step"));
-    const std::shared_ptr<const Points> from = solver_start(ctx);
-    const std::vector<Collider> colliders = input_colliders(ctx);
-    if (must_restart(ctx, from)) {
-      solver_ = ctx.param_string("device") == "cuda" ? gpu::make_sph_solver_cuda(p)
-                                                     : make_sph_solver_cpu(p, ctx.threads());
-      solver_->set_colliders(colliders);  // first: the speed estimate looks at the colliders
-      solver_->load(*from);
-      for (const auto& w : sph_warnings(*solver_, fixed_dt)) ctx.warn(w);
-    } else {
-      solver_->set_colliders(colliders);
-    }
+  std::unique_ptr<SphSolver> make_solver(const CookContext& ctx) override {
+    return make_on_device(ctx, read_params(ctx), make_sph_solver_cpu, gpu::make_sph_solver_cuda);
+  }
 
-    if (ctx.previous()) {
-      const double t0 = (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps();
-      const SphFrameStats st =
-          sph_advance_frame(*solver_, t0, 1.0 / ctx.fps(), fixed_dt, ctx.frame(),
-                            [&](int s, double fraction, const SphStepStats& ss) {
-                              char buf[96];
-                              std::snprintf(buf, sizeof buf, "step %d, dt %.2e s, %d iterations", s, ss.dt,
-                                            ss.iterations);
-                              ctx.progress(fraction, buf);
-                              ctx.check_cancel();
-                            });
-      char buf[320];
-      char iters[96] = "";
-      if (p.method == SphMethod::Dfsph)
-        std::snprintf(iters, sizeof iters, "%.1f pressure / %.1f divergence iterations, ", st.mean_iterations,
-                      st.mean_divergence_iterations);
-      std::snprintf(buf, sizeof buf,
-                    "%zu particles (%zu boundary), %d steps (dt %.2e..%.2e s), %sdensity error mean %.3f %% max "
-                    "%.2f %%, max speed %.3f m/s",
-                    solver_->size(), solver_->boundary_size(), st.steps, st.min_dt, st.max_dt, iters,
-                    st.mean_density_error, st.max_density_error, st.max_speed);
-      std::string line = buf;
-      // Free particles (below rest density: no pressure) meet walls through
-      // collisions alone: spray, a surge front's sheet. Reported, not warned.
-      if (st.projected > st.projected_pressed)
-        line += ", " + std::to_string(st.projected - st.projected_pressed) +
-                " collision(s) of free particles with colliders";
-      ctx.info(line);
-      if (p.method == SphMethod::Wcsph && st.max_speed > 0.3f * solver_->speed_of_sound()) {
-        std::ostringstream m;
-        m.precision(3);
-        m << "max speed " << st.max_speed << " m/s is over 0.3 x the speed of sound (" << solver_->speed_of_sound()
-          << " m/s): the liquid compresses noticeably; raise speed_of_sound or expected_speed";
-        ctx.warn(m.str());
-      }
-      if (st.projected_pressed > 0) {
-        std::ostringstream m;
-        m << st.projected_pressed
-          << " compressed particle step(s) had to be put back out of a collider this frame (the walls' pressure let "
-             "them through); a smaller max_dt or stiffer walls help";
-        ctx.warn(m.str());
-      }
+  void load(CookContext& ctx, const Points& from) override {
+    solver_->load(from);
+    for (const auto& w : sph_warnings(*solver_, float(ctx.param_float("time_step")))) ctx.warn(w);
+  }
+
+  void advance(CookContext& ctx, double t0, double frame_dt) override {
+    const SphFrameStats st = sph_advance_frame(*solver_, t0, frame_dt, float(ctx.param_float("time_step")),
+                                               ctx.frame(), [&](int s, double fraction, const SphStepStats& ss) {
+                                                 char buf[96];
+                                                 std::snprintf(buf, sizeof buf, "step %d, dt %.2e s, %d iterations",
+                                                               s, ss.dt, ss.iterations);
+                                                 step_progress(ctx, fraction, buf);
+                                               });
+    const bool dfsph = solver_->params().method == SphMethod::Dfsph;
+    char buf[320];
+    char iters[96] = "";
+    if (dfsph)
+      std::snprintf(iters, sizeof iters, "%.1f pressure / %.1f divergence iterations, ", st.mean_iterations,
+                    st.mean_divergence_iterations);
+    std::snprintf(buf, sizeof buf,
+                  "%zu particles (%zu boundary), %d steps (dt %.2e..%.2e s), %sdensity error mean %.3f %% max "
+                  "%.2f %%, max speed %.3f m/s",
+                  solver_->size(), solver_->boundary_size(), st.steps, st.min_dt, st.max_dt, iters,
+                  st.mean_density_error, st.max_density_error, st.max_speed);
+    std::string line = buf;
+    // Free particles (below rest density: no pressure) meet walls through
+    // collisions alone: spray, a surge front's sheet. Reported, not warned.
+    if (st.projected > st.projected_pressed)
+      line += ", " + std::to_string(st.projected - st.projected_pressed) +
+              " collision(s) of free particles with colliders";
+    ctx.info(line);
+    if (!dfsph && st.max_speed > 0.3f * solver_->speed_of_sound()) {
+      std::ostringstream m;
+      m.precision(3);
+      m << "max speed " << st.max_speed << " m/s is over 0.3 x the speed of sound (" << solver_->speed_of_sound()
+        << " m/s): the liquid compresses noticeably; raise speed_of_sound or expected_speed";
+      ctx.warn(m.str());
     }
-    auto out = std::make_shared<Points>();
-    solver_->store(*out);
-    output_particles(ctx, out);
+    if (st.projected_pressed > 0) {
+      std::ostringstream m;
+      m << st.projected_pressed
+        << " compressed particle step(s) had to be put back out of a collider this frame (the walls' pressure let "
+           "them through); a smaller max_dt or stiffer walls help";
+      ctx.warn(m.str());
+    }
   }
 };
 
@@ -137,7 +122,7 @@ void register_sph(Registry& r) {
       .output("particles", "points",
               "Particles with P, v, density, pressure and the input's attributes; an `id` (input order) is added "
               "when the input has none, since the solver reorders particles in memory.")
-      .param_enum("method", {"wcsph", "dfsph"}, "wcsph",
+      .param_enum("method", enum_names(kSphMethodNames), enum_name(kSphMethodNames, d.method),
                   "wcsph: weakly compressible (explicit, small steps); dfsph: divergence-free, incompressible to "
                   "max_density_error (larger steps, iterations per step).")
       .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
@@ -149,7 +134,7 @@ void register_sph(Registry& r) {
       .param_float("max_dt", d.max_dt, 1e-5, 1.0, "s", "Longest adaptive step.")
       .param_float("rest_density", d.rest_density, 1.0, 1e5, "kg/m^3", "Rest density rho0 (water: 1000).")
       .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
-      .param_enum("kernel", {"cubic_spline", "poly6_spiky"}, "cubic_spline",
+      .param_enum("kernel", enum_names(kKernelPairNames), enum_name(kKernelPairNames, d.kernel),
                   "Density and gradient kernels: the cubic spline (the default: a column at rest settles), or poly6 "
                   "density with spiky gradient (Mueller et al. 2003; measured to boil a column at rest under the "
                   "Tait equation).")
@@ -176,7 +161,7 @@ void register_sph(Registry& r) {
                    "Dynamic viscosity mu (Mueller et al. 2003's viscosity kernel). Water: 0.001; graphics scenes use "
                    "0.01-1 for calmer or thicker liquids.")
       .param_float("xsph", d.xsph, 0.0, 1.0, "", "XSPH: blends each velocity towards its neighbours' (0: off).")
-      .param_enum("walls", {"boundary_particles", "spring_damper"}, "boundary_particles",
+      .param_enum("walls", enum_names(kSphWallsNames), enum_name(kSphWallsNames, d.walls),
                   "boundary_particles: collider surfaces sampled with particles that add density and pressure "
                   "(Akinci et al. 2012; accurate pressure at walls); spring_damper: a penalty force within one "
                   "particle radius of each collider.")
@@ -186,7 +171,7 @@ void register_sph(Registry& r) {
                    "Spring-damper walls: stiffness k = wall_stiffness x (c0 / r)^2.")
       .param_float("wall_damping", d.wall_damping, 0.0, 10.0, "",
                    "Spring-damper walls: damping ratio zeta = c / (2 sqrt(k)); damps motion into the wall only.")
-      .param_enum("surface_tension", {"none", "akinci2013", "color_field"}, "none",
+      .param_enum("surface_tension", enum_names(kSurfaceTensionNames), enum_name(kSurfaceTensionNames, d.surface_tension),
                   "akinci2013: cohesion and curvature (Akinci et al. 2013), robust; color_field: sigma kappa n from "
                   "the colour field (Mueller et al. 2003) where |grad c| passes color_threshold.")
       .param_float("tension", d.tension, 0.0, 1e4, "",

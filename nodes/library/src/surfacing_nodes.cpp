@@ -49,9 +49,6 @@ class PointsToVdbNode final : public Node {
   }
 };
 
-const std::vector<std::string> kSmoothing = {"none", "gaussian", "mean_curvature", "laplacian"};
-const std::vector<std::string> kEngine = {"levelset_filter", "bands"};  // LiquidSdfEngine order
-
 class LiquidSdfNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
@@ -62,10 +59,10 @@ class LiquidSdfNode final : public Node {
     p.influence_scale = ctx.param_float("influenceScale");
     p.surface_scale = ctx.param_float("surfaceScale");
     p.droplet_scale = ctx.param_float("dropletScale");
-    p.smoothing = Smoothing(ctx.param_enum("smoothing"));
+    p.smoothing = enum_param(ctx, "smoothing", kSmoothingNames);
     p.iterations = int(ctx.param_int("iterations"));
     p.half_width = int(ctx.param_int("halfWidth"));
-    p.engine = LiquidSdfEngine(ctx.param_enum("engine"));
+    p.engine = enum_param(ctx, "engine", kLiquidSdfEngineNames);
     LiquidSdfStats st;
     Volumes out;
     out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
@@ -127,6 +124,7 @@ void register_surfacing(Registry& r) {
     r.add(std::move(s.make<PointsToVdbNode>()));
   }
   {
+    const LiquidSdfParams d;
     NodeSpec s;
     s.type = "SmoothLiquidSDF";
     s.describe("Surfacing",
@@ -137,19 +135,19 @@ void register_surfacing(Registry& r) {
         .input("vdb", "volumes", "VDB points (from PrimToVDBPointDataGrid), or connect 'particles' instead.", true)
         .input("particles", "points", "Particles, instead of 'vdb'.", true)
         .output("sdf", "volumes", "The level set \"surface\".")
-        .param_float("Dx", 0.0, 0.0, {}, "m", "Output voxel size; smaller is finer (0: half the particle radius).")
-        .param_float("radius", 0.0, 0.0, {}, "m", "Particle radius (0: the one the particles carry).")
-        .param_float("influenceScale", 3.0, 1.0, 10.0, "",
+        .param_float("Dx", d.dx, 0.0, {}, "m", "Output voxel size; smaller is finer (0: half the particle radius).")
+        .param_float("radius", d.radius, 0.0, {}, "m", "Particle radius (0: the one the particles carry).")
+        .param_float("influenceScale", d.influence_scale, 1.0, 10.0, "",
                      "Radius of the rasterised spheres, in particle radii; larger fills gaps and smooths more.")
-        .param_float("surfaceScale", 1.0, 0.1, 10.0, "",
+        .param_float("surfaceScale", d.surface_scale, 0.1, 10.0, "",
                      "Distance of the final surface from the outer particles' centres, in particle radii.")
-        .param_float("dropletScale", 1.2, 0.1, 10.0, "", "Radius of isolated droplets, in particle radii.")
-        .param_enum("smoothing", kSmoothing, "gaussian",
+        .param_float("dropletScale", d.droplet_scale, 0.1, 10.0, "", "Radius of isolated droplets, in particle radii.")
+        .param_enum("smoothing", enum_names(kSmoothingNames), to_string(d.smoothing),
                     "Filter between rasterising and eroding: Gaussian (the default: on a sphere of particles it "
                     "brings the area within 1 % of the true sphere), mean curvature flow, Laplacian, or none.")
-        .param_int("iterations", 4, 0, 100, "", "Smoothing iterations.")
-        .param_int("halfWidth", 3, 2, 20, "voxels", "Narrow band half width.")
-        .param_enum("engine", kEngine, "bands",
+        .param_int("iterations", d.iterations, 0, 100, "", "Smoothing iterations.")
+        .param_int("halfWidth", d.half_width, 2, 20, "voxels", "Narrow band half width.")
+        .param_enum("engine", enum_names(kLiquidSdfEngineNames), enum_name(kLiquidSdfEngineNames, d.engine),
                     "bands (the default; Gaussian or no smoothing, other methods use levelset_filter): Eddy's own "
                     "narrow bands, closest-point distances and an exact erosion, the smoothing at twice the voxel "
                     "size where Dx <= r / 2; the smoothing may pull the surface at most 0.55 particle radii inside "
@@ -161,6 +159,7 @@ void register_surfacing(Registry& r) {
     r.add(std::move(s.make<LiquidSdfNode>()));
   }
   {
+    const MeshingParams d;
     NodeSpec s;
     s.type = "SDFToPrim";
     s.describe("Surfacing",
@@ -169,9 +168,9 @@ void register_surfacing(Registry& r) {
         .input("sdf", "volumes", "Volumes holding a level set.")
         .output("mesh", "mesh", "The surface mesh.")
         .param_string("grid", "", "Name of the level set to mesh (empty: the first level set).")
-        .param_float("isoValue", 0.0, {}, {}, "m", "Distance of the meshed surface (positive: outside).")
-        .param_float("adaptivity", 0.0, 0.0, 1.0, "", "0: uniform faces; up to 1: fewer faces where flat.")
-        .param_bool("allowQuads", false, "Keep quads (otherwise every face is a triangle).");
+        .param_float("isoValue", d.iso, {}, {}, "m", "Distance of the meshed surface (positive: outside).")
+        .param_float("adaptivity", d.adaptivity, 0.0, 1.0, "", "0: uniform faces; up to 1: fewer faces where flat.")
+        .param_bool("allowQuads", d.allow_quads, "Keep quads (otherwise every face is a triangle).");
     r.add(std::move(s.make<SdfToPrimNode>()));
   }
 }

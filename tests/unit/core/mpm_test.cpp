@@ -8,7 +8,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/mat3.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 #include "scenes.h"
 
 namespace eddy {

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "eddy/core/error.h"
-#include "eddy/core/pbf.h"
-#include "eddy/core/pbf_solver.h"
+#include "eddy/core/pbf/pbf.h"
+#include "eddy/core/pbf/solver.h"
 #include "scenes.h"
 
 namespace eddy {

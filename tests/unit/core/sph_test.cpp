@@ -8,10 +8,10 @@
 #include <cstring>
 #include <random>
 
-#include "eddy/core/boundary.h"
+#include "eddy/core/sph/boundary.h"
 #include "eddy/core/error.h"
-#include "eddy/core/sph.h"
-#include "eddy/core/sph_solver.h"
+#include "eddy/core/sph/sph.h"
+#include "eddy/core/sph/solver.h"
 #include "scenes.h"
 
 namespace eddy {

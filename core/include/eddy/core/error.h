@@ -19,6 +19,10 @@ class Cancelled : public std::runtime_error {
   Cancelled() : std::runtime_error("cancelled") {}
 };
 
+// The check every validate() makes of a parameter: unless ok, throws
+// "<method> parameter '<name>': <what>" (e.g. "PBF parameter 'xsph': must be in [0, 1]").
+void require_param(bool ok, const char* method, const std::string& name, const std::string& what);
+
 [[noreturn]] void demand_failed(const char* condition, const char* file, int line);
 
 }  // namespace eddy

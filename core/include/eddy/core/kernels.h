@@ -13,6 +13,7 @@
 // Each kernel integrates to 1 over its support (tests/unit/core/kernels_test).
 #include <stdint.h>
 
+#include "eddy/core/enum_names.h"
 #include "eddy/core/vec.h"
 
 namespace eddy {
@@ -146,6 +147,8 @@ enum class KernelPair : int32_t {
   Poly6Spiky = 0,  // poly6 density, spiky gradient (Mueller et al. 2003)
   CubicSpline = 1  // cubic spline for both: a consistent gradient
 };
+inline constexpr EnumName<KernelPair> kKernelPairNames[] = {{KernelPair::CubicSpline, "cubic_spline"},
+                                                            {KernelPair::Poly6Spiky, "poly6_spiky"}};
 
 // The kernels of a pair, chosen at run time: density kernel W (poly6 or
 // cubic) and gradient kernel (spiky or cubic).

@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "eddy/core/pbf.h"
-#include "eddy/core/mpm.h"
-#include "eddy/core/sph.h"
+#include "eddy/core/pbf/pbf.h"
+#include "eddy/core/mpm/mpm.h"
+#include "eddy/core/sph/sph.h"
 
 namespace eddy::gpu {
 
@@ -17,12 +17,12 @@ int device_count();
 // "NAME (sm_XY, N MiB)" of device 0, or why there is none.
 std::string device_description();
 
-// The PBF step of core/pbf_solver.h on the CUDA executor. Throws eddy::Error
+// The PBF step of core/pbf/solver.h on the CUDA executor. Throws eddy::Error
 // when built without CUDA or when no device is present.
 std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams& p);
-// The SPH step of core/sph_solver.h on the CUDA executor; same errors.
+// The SPH step of core/sph/solver.h on the CUDA executor; same errors.
 std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams& p);
-// The MPM step of core/mpm_solver.h on the CUDA executor; same errors.
+// The MPM step of core/mpm/solver.h on the CUDA executor; same errors.
 std::unique_ptr<MpmSolver> make_mpm_solver_cuda(const MpmParams& p);
 
 }  // namespace eddy::gpu

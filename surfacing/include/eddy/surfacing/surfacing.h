@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eddy/core/enum_names.h"
 #include "eddy/core/mesh.h"
 #include "eddy/core/points.h"
 #include "eddy/surfacing/volume.h"
@@ -34,7 +35,11 @@ Points vdb_to_points(const Volume& volume);
 // ---- SmoothLiquidSDF
 
 enum class Smoothing { None, Gaussian, MeanCurvature, Laplacian };
-const char* to_string(Smoothing s);
+inline constexpr EnumName<Smoothing> kSmoothingNames[] = {{Smoothing::None, "none"},
+                                                          {Smoothing::Gaussian, "gaussian"},
+                                                          {Smoothing::MeanCurvature, "mean_curvature"},
+                                                          {Smoothing::Laplacian, "laplacian"}};
+inline const char* to_string(Smoothing s) { return enum_name(kSmoothingNames, s); }
 
 // How steps 2-4 of the chain (renormalise, smooth, erode) run:
 // Bands (the default): Eddy's own narrow bands (band.h: closest-point
@@ -48,6 +53,8 @@ const char* to_string(Smoothing s);
 // LevelSetFilter: OpenVDB's level set filters (every smoothing method; the
 //   reference chain).
 enum class LiquidSdfEngine { LevelSetFilter, Bands };
+inline constexpr EnumName<LiquidSdfEngine> kLiquidSdfEngineNames[] = {{LiquidSdfEngine::LevelSetFilter, "levelset_filter"},
+                                                                      {LiquidSdfEngine::Bands, "bands"}};
 
 struct LiquidSdfParams {
   double dx = 0;                 // output voxel size, m; 0: 0.5 x particle radius

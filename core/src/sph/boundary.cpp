@@ -1,5 +1,5 @@
 // Boundary particles on collider surfaces (see boundary.h).
-#include "eddy/core/boundary.h"
+#include "eddy/core/sph/boundary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 // Position based fluids (Macklin & Mueller 2013), the interface every backend
-// implements. The step itself is written once, in pbf_solver.h, over an
-// executor; core/src/pbf_cpu.cpp instantiates it on TBB, gpu/ on CUDA.
+// implements. The step itself is written once, in pbf/solver.h, over an
+// executor; core/src/pbf/pbf_cpu.cpp instantiates it on TBB, gpu/ on CUDA.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -83,6 +83,8 @@ class PbfSolver {
   virtual PbfStageTimes stage_times() const = 0;
   // Mass of one particle (kg), from the rest density and the lattice.
   virtual float particle_mass() const = 0;
+  // Radius of the loaded particles, m.
+  virtual float particle_radius() const = 0;
   // Fastest particle of the current state, m/s.
   float max_speed() const { return max_speed_; }
 

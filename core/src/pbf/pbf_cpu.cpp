@@ -1,6 +1,6 @@
 // The PBF step instantiated on the TBB executor.
 #include "eddy/core/cpu_executor.h"
-#include "eddy/core/pbf_solver.h"
+#include "eddy/core/pbf/solver.h"
 
 namespace eddy {
 

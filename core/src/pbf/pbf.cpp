@@ -7,14 +7,12 @@
 #include "eddy/core/error.h"
 #include "eddy/core/frame_steps.h"
 #include "eddy/core/kernels.h"
-#include "eddy/core/pbf_solver.h"
+#include "eddy/core/pbf/solver.h"
 
 namespace eddy {
 
 namespace {
-void require(bool ok, const char* name, const std::string& what) {
-  if (!ok) throw Error(std::string("PBF parameter '") + name + "': " + what);
-}
+void require(bool ok, const char* name, const std::string& what) { require_param(ok, "PBF", name, what); }
 }  // namespace
 
 void validate(const PbfParams& p) {
@@ -134,20 +132,15 @@ PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt,
                                 int frame, float particle_radius, const SubstepProgress& progress) {
   const int substeps =
       pbf_substeps(policy, solver.max_speed(), length(solver.params().gravity), frame_dt, particle_radius);
+  StepChecks checks;
+  checks.step_name = "substep";
+  checks.cfl_length = 2.0f * particle_radius;
+  checks.max_cfl = solver.params().max_cfl;
+  checks.cfl_hint = "; raise substeps or check the forces";
   PbfFrameStats f;
-  const float dt = static_cast<float>(frame_dt / substeps);
-  const float diameter = 2.0f * particle_radius;
   double iter_sum = 0, err_sum = 0;
-  for (int s = 1; s <= substeps; ++s) {
-    const PbfStepStats st = solver.step(dt, static_cast<float>(time + (s - 1) * double(dt)));
-    const float cfl = st.max_speed * dt / diameter;
-    const std::string where = "substep " + std::to_string(s) + " of " + std::to_string(substeps);
-    if (st.nonfinite > 0)
-      throw unstable_error(frame, where, st.nonfinite, " particle(s) with a non-finite position or velocity");
-    if (cfl > solver.params().max_cfl)
-      throw unstable_error(frame, where, "max speed ", st.max_speed, " m/s moves particles ", cfl,
-                           " diameters per substep, beyond the CFL bound max_cfl = ", solver.params().max_cfl,
-                           "; raise substeps or check the forces");
+  FrameStepper steps = FrameStepper::equal(frame_dt, substeps);
+  advance_frame_steps(solver, steps, time, frame, checks, [&](int s, double, const PbfStepStats& st, float cfl) {
     f.substeps = s;
     iter_sum += st.iterations;
     err_sum += st.mean_density_error;
@@ -155,7 +148,7 @@ PbfFrameStats pbf_advance_frame(PbfSolver& solver, double time, double frame_dt,
     f.max_speed = std::max(f.max_speed, st.max_speed);
     f.max_cfl = std::max(f.max_cfl, cfl);
     if (progress) progress(s, substeps, st);
-  }
+  });
   f.mean_iterations = static_cast<float>(iter_sum / substeps);
   f.mean_density_error = static_cast<float>(err_sum / substeps);
   return f;

@@ -2,7 +2,7 @@
 // Smoothed particle hydrodynamics: weakly compressible SPH (WCSPH, Tait
 // equation of state) and divergence-free SPH (DFSPH, Bender & Koschier 2015,
 // 2017), the interface every backend implements. The step is written once,
-// in sph_solver.h, over an executor; core/src/sph_cpu.cpp instantiates it on
+// in sph/solver.h, over an executor; core/src/sph/sph_cpu.cpp instantiates it on
 // TBB, gpu/ on CUDA.
 #include <cstdint>
 #include <functional>
@@ -26,6 +26,12 @@ enum class SurfaceTension : int32_t {
   Akinci2013 = 1,  // cohesion + curvature (Akinci et al. 2013): robust, the default when enabled
   ColorField = 2   // Mueller et al. 2003: sigma kappa n where |grad c| passes a threshold
 };
+inline constexpr EnumName<SphMethod> kSphMethodNames[] = {{SphMethod::Wcsph, "wcsph"}, {SphMethod::Dfsph, "dfsph"}};
+inline constexpr EnumName<SphWalls> kSphWallsNames[] = {{SphWalls::BoundaryParticles, "boundary_particles"},
+                                                        {SphWalls::SpringDamper, "spring_damper"}};
+inline constexpr EnumName<SurfaceTension> kSurfaceTensionNames[] = {{SurfaceTension::None, "none"},
+                                                                    {SurfaceTension::Akinci2013, "akinci2013"},
+                                                                    {SurfaceTension::ColorField, "color_field"}};
 
 struct SphParams {
   SphMethod method = SphMethod::Wcsph;

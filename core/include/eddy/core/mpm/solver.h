@@ -1,7 +1,7 @@
 #pragma once
 // The MLS-MPM step, written once over an executor (see cpu_executor.h for
 // the contract). Included only by the files that instantiate it:
-// core/src/mpm_cpu.cpp (TBB) and gpu/src/mpm_cuda.cu (CUDA).
+// core/src/mpm/mpm_cpu.cpp (TBB) and gpu/src/mpm_cuda.cu (CUDA).
 //
 // One substep (Hu et al. 2018, Algorithm 1, with quadratic B-splines and
 // D_p = dx^2 / 4 I):
@@ -33,7 +33,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
 #include "eddy/core/mat3.h"
-#include "eddy/core/mpm.h"
+#include "eddy/core/mpm/mpm.h"
 #include "eddy/core/points.h"
 #include "eddy/core/reduce_ops.h"
 #include "eddy/core/solver_buffers.h"

@@ -7,28 +7,20 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/frame_steps.h"
-#include "eddy/core/mpm_solver.h"
+#include "eddy/core/mpm/solver.h"
 
 namespace eddy {
 
 namespace {
 
-constexpr const char* kMaterialNames[kMpmMaterialCount] = {"water", "jelly", "snow", "sand"};
-
-void require(bool ok, const std::string& name, const std::string& what) {
-  if (!ok) throw Error("MPM parameter '" + name + "': " + what);
-}
+void require(bool ok, const std::string& name, const std::string& what) { require_param(ok, "MPM", name, what); }
 
 }  // namespace
 
-const char* to_string(MpmMaterial m) {
-  const int i = int(m);
-  return i >= 0 && i < kMpmMaterialCount ? kMaterialNames[i] : "unknown";
-}
+const char* to_string(MpmMaterial m) { return enum_name(kMpmMaterialNames, m); }
 
 MpmMaterial mpm_material_from_name(std::string_view name, const std::string& where) {
-  for (int i = 0; i < kMpmMaterialCount; ++i)
-    if (name == kMaterialNames[i]) return MpmMaterial(i);
+  if (const auto m = enum_from_name(kMpmMaterialNames, name)) return *m;
   throw Error(where + ": unknown material '" + std::string(name) + "'; valid materials are water, jelly, snow, sand");
 }
 
@@ -50,7 +42,7 @@ void validate(const MpmParams& p) {
   require(p.domain_friction >= 0, "domain_friction", "must be >= 0");
   for (int m = 0; m < kMpmMaterialCount; ++m) {
     const MpmMaterialParams& q = p.materials[m];
-    const std::string name = kMaterialNames[m];
+    const std::string name = kMpmMaterialNames[m].name;
     require(q.density > 0, name + "_density", "must be > 0 kg/m^3");
     if (m == int(MpmMaterial::Water)) {
       require(q.bulk_modulus > 0, name + "_bulk_modulus", "must be > 0 Pa");
@@ -107,34 +99,26 @@ MpmConstants mpm_constants(const MpmParams& p, float radius) {
 
 MpmFrameStats mpm_advance_frame(MpmSolver& solver, double time, double frame_dt, float fixed_dt, int frame,
                                 const MpmStepProgress& progress) {
-  MpmFrameStats f;
   const MpmParams& p = solver.params();
-  FrameStepper steps(frame_dt, fixed_dt);
+  StepChecks checks;
+  checks.step_name = "substep";
+  checks.cfl_length = solver.dx();
+  checks.cfl_unit = "cells";
+  checks.max_cfl = p.max_cfl;
+  checks.min_dt = p.min_dt;
+  checks.nonfinite_what = "position, velocity or deformation gradient";
+  checks.cfl_hint = "; stiffer materials need a smaller cfl or max_dt";
+  MpmFrameStats f;
   f.min_dt = 3e38f;
-  while (steps.more()) {
-    const double dt = steps.next(solver.suggest_dt());
-    const int step = f.steps + 1;
-    const std::string where = "substep " + std::to_string(step);
-    if (!(dt >= p.min_dt) && !steps.last(dt))
-      throw unstable_error(frame, where, "the time step fell to ", dt, " s, below min_dt = ", p.min_dt,
-                           " s (max speed ", solver.max_speed(), " m/s)");
-    const MpmStepStats st = solver.step(float(dt), float(time + steps.done()));
-    steps.advance(dt);
-    if (st.nonfinite > 0)
-      throw unstable_error(frame, where, st.nonfinite,
-                           " particle(s) with a non-finite position, velocity or deformation gradient");
-    const float cfl = st.max_speed * float(dt) / solver.dx();
-    if (cfl > p.max_cfl)
-      throw unstable_error(frame, where, "max speed ", st.max_speed, " m/s moves particles ", cfl,
-                           " cells per substep, beyond max_cfl = ", p.max_cfl,
-                           "; stiffer materials need a smaller cfl or max_dt");
-    f.steps = step;
+  FrameStepper steps(frame_dt, fixed_dt);
+  f.steps = advance_frame_steps(solver, steps, time, frame, checks,
+                                [&](int step, double dt, const MpmStepStats& st, float) {
     f.min_dt = std::min(f.min_dt, float(dt));
     f.max_dt = std::max(f.max_dt, float(dt));
     f.max_speed = std::max(f.max_speed, st.max_speed);
     f.grid_blocks = st.grid_blocks;
     if (progress) progress(step, steps.fraction(), st);
-  }
+  });
   if (!f.steps) f.min_dt = 0;
   return f;
 }

@@ -1,6 +1,6 @@
 // The MPM step instantiated on the TBB executor.
 #include "eddy/core/cpu_executor.h"
-#include "eddy/core/mpm_solver.h"
+#include "eddy/core/mpm/solver.h"
 
 namespace eddy {
 

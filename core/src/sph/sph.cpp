@@ -9,14 +9,12 @@
 #include "eddy/core/error.h"
 #include "eddy/core/frame_steps.h"
 #include "eddy/core/kernels.h"
-#include "eddy/core/sph_solver.h"
+#include "eddy/core/sph/solver.h"
 
 namespace eddy {
 
 namespace {
-void require(bool ok, const char* name, const std::string& what) {
-  if (!ok) throw Error(std::string("SPH parameter '") + name + "': " + what);
-}
+void require(bool ok, const char* name, const std::string& what) { require_param(ok, "SPH", name, what); }
 }  // namespace
 
 void validate(const SphParams& p) {
@@ -206,29 +204,19 @@ std::vector<std::string> sph_warnings(const SphSolver& s, float fixed_dt) {
 
 SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt, float fixed_dt, int frame,
                                 const SphStepProgress& progress) {
-  SphFrameStats f;
   const SphParams& p = solver.params();
+  StepChecks checks;
+  checks.cfl_length = 2.0f * solver.particle_radius();
+  checks.max_cfl = p.max_cfl;
+  checks.min_dt = p.min_dt;
+  checks.cfl_hint = "; check the forces, the speed of sound or the time step";
+  SphFrameStats f;
+  f.min_dt = 3e38f;
+  double iter_sum = 0, div_sum = 0, err_sum = 0;
   FrameStepper steps(frame_dt, fixed_dt);
   solver.begin_frame();
-  double iter_sum = 0, div_sum = 0, err_sum = 0;
-  f.min_dt = 3e38f;
-  while (steps.more()) {
-    const double dt = steps.next(solver.suggest_dt());
-    const int step = f.steps + 1;
-    const std::string where = "step " + std::to_string(step);
-    if (!(dt >= p.min_dt) && !steps.last(dt))
-      throw unstable_error(frame, where, "the time step fell to ", dt, " s, below min_dt = ", p.min_dt,
-                           " s (max speed ", solver.max_speed(), " m/s)");
-    const SphStepStats st = solver.step(float(dt), float(time + steps.done()));
-    steps.advance(dt);
-    if (st.nonfinite > 0)
-      throw unstable_error(frame, where, st.nonfinite, " particle(s) with a non-finite position or velocity");
-    const float cfl = st.max_speed * float(dt) / (2.0f * solver.particle_radius());
-    if (cfl > p.max_cfl)
-      throw unstable_error(frame, where, "max speed ", st.max_speed, " m/s moves particles ", cfl,
-                           " diameters per step, beyond the CFL bound max_cfl = ", p.max_cfl,
-                           "; check the forces, the speed of sound or the time step");
-    f.steps = step;
+  f.steps = advance_frame_steps(solver, steps, time, frame, checks,
+                                [&](int step, double dt, const SphStepStats& st, float) {
     f.min_dt = std::min(f.min_dt, float(dt));
     f.max_dt = std::max(f.max_dt, float(dt));
     iter_sum += st.iterations;
@@ -239,7 +227,7 @@ SphFrameStats sph_advance_frame(SphSolver& solver, double time, double frame_dt,
     f.projected += st.projected;
     f.projected_pressed += st.projected_pressed;
     if (progress) progress(step, steps.fraction(), st);
-  }
+  });
   if (f.steps) {
     f.mean_iterations = float(iter_sum / f.steps);
     f.mean_divergence_iterations = float(div_sum / f.steps);

@@ -2,7 +2,7 @@
 // Material point method: MLS-MPM (Hu et al. 2018) with APIC transfers
 // (Jiang et al. 2015) on quadratic B-splines, on a sparse grid. The
 // interface every backend implements; the step is written once, in
-// mpm_solver.h, over an executor (core/src/mpm_cpu.cpp: TBB, gpu/: CUDA).
+// mpm/solver.h, over an executor (core/src/mpm/mpm_cpu.cpp: TBB, gpu/: CUDA).
 //
 // Materials, per particle (the int attribute `material`):
 //   0 water  J-based equation of state, Kirchhoff stress K J (J - 1) I
@@ -21,12 +21,15 @@
 #include <vector>
 
 #include "eddy/core/collider.h"
+#include "eddy/core/enum_names.h"
 #include "eddy/core/points.h"
 
 namespace eddy {
 
 enum class MpmMaterial : int32_t { Water = 0, Jelly = 1, Snow = 2, Sand = 3 };
 constexpr int kMpmMaterialCount = 4;
+inline constexpr EnumName<MpmMaterial> kMpmMaterialNames[kMpmMaterialCount] = {
+    {MpmMaterial::Water, "water"}, {MpmMaterial::Jelly, "jelly"}, {MpmMaterial::Snow, "snow"}, {MpmMaterial::Sand, "sand"}};
 const char* to_string(MpmMaterial m);
 // "water", "jelly", "snow", "sand"; anything else throws eddy::Error listing these.
 MpmMaterial mpm_material_from_name(std::string_view name, const std::string& where);
@@ -42,6 +45,10 @@ enum class MpmBoundary : int32_t {
   Slip = 1,     // the normal relative velocity is removed
   Separate = 2  // only an approaching normal velocity is removed, with Coulomb friction (the default)
 };
+inline constexpr EnumName<MpmTransfer> kMpmTransferNames[] = {
+    {MpmTransfer::Apic, "apic"}, {MpmTransfer::Pic, "pic"}, {MpmTransfer::Flip, "flip"}};
+inline constexpr EnumName<MpmBoundary> kMpmBoundaryNames[] = {
+    {MpmBoundary::Separate, "separate"}, {MpmBoundary::Slip, "slip"}, {MpmBoundary::Sticky, "sticky"}};
 
 // One material's constants. Water reads `bulk_modulus` only; the others
 // read Young's modulus and Poisson's ratio.

@@ -1,7 +1,7 @@
 #pragma once
 // The PBF step, written once over an executor (see cpu_executor.h for the
 // contract). Included only by the files that instantiate it:
-// core/src/pbf_cpu.cpp (TBB) and gpu/src/pbf_cuda.cu (CUDA).
+// core/src/pbf/pbf_cpu.cpp (TBB) and gpu/src/pbf_cuda.cu (CUDA).
 //
 // step(dt) reads like the algorithm of Macklin & Mueller 2013, Algorithm 1:
 //   predict            v += dt g, x* = x + dt v                      (lines 1-4)
@@ -21,7 +21,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/neighbor_grid.h"
-#include "eddy/core/pbf.h"
+#include "eddy/core/pbf/pbf.h"
 #include "eddy/core/points.h"
 #include "eddy/core/reduce_ops.h"
 
@@ -109,6 +109,7 @@ class PbfSolverT final : public PbfSolver {
   const char* backend() const override { return Exec::backend_name; }
   std::size_t size() const override { return n_; }
   float particle_mass() const override { return c_.mass; }
+  float particle_radius() const override { return c_.r; }
   PbfStageTimes stage_times() const override { return times_; }
 
   void load(const Points& pts) override {

@@ -1,6 +1,6 @@
 // The SPH step instantiated on the TBB executor.
 #include "eddy/core/cpu_executor.h"
-#include "eddy/core/sph_solver.h"
+#include "eddy/core/sph/solver.h"
 
 namespace eddy {
 

@@ -1,0 +1,344 @@
+#pragma once
+// The SPH step, written once over an executor (see cpu_executor.h for the
+// contract). Included only by the files that instantiate it:
+// core/src/sph/sph_cpu.cpp (TBB) and gpu/src/sph_cuda.cu (CUDA).
+//
+// WCSPH (Becker & Teschner 2007, with Mueller et al. 2003's kernels):
+//   neighbours     grid on x, periodic Z-order reordering; fluid-boundary lists
+//   density        rho_i = sum_j m W_ij + sum_b Psi_b W_ib (poly6), Tait pressure
+//   forces         a_i = g + pressure + viscosity + surface tension + walls
+//   integrate      v += dt a, [XSPH], x += dt v (symplectic Euler)
+//
+// DFSPH (Bender & Koschier 2017, Algorithm 2):
+//   neighbours, density and the factor alpha_i
+//   divergence     velocities made divergence-free (Dp/Dt = 0)
+//   forces         non-pressure accelerations, v* = v + dt a
+//   pressure       density solver on v*: rho* = rho0
+//   integrate      x += dt v*
+//
+// Densities are carried as rho / rho0 inside the solvers (volumes V = m /
+// rho0), so the equations read the same at every rest density.
+//
+// The files (as SPlisHSPlasH keeps one time-step class per method): this one
+// holds the state and the step; stages.h the stages both methods share,
+// wcsph.h and dfsph.h each method's own, walls.h the boundary handling
+// (boundary particles, spring-damper, friction), surface_tension.h the
+// surface tension models.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "eddy/core/sph/boundary.h"
+#include "eddy/core/solver_buffers.h"
+#include "eddy/core/collider.h"
+#include "eddy/core/error.h"
+#include "eddy/core/kernels.h"
+#include "eddy/core/neighbor_grid.h"
+#include "eddy/core/points.h"
+#include "eddy/core/reduce_ops.h"
+#include "eddy/core/sph/sph.h"
+
+namespace eddy {
+
+// Constants derived once from the parameters and the particle radius,
+// captured by value in every loop.
+struct SphConstants {
+  float r = 0, h = 0;         // particle radius, support radius, m
+  float mass = 0;             // kg
+  float rho0 = 0, inv_rho0 = 0;
+  float volume0 = 0;          // m / rho0, m^3
+  float c0 = 0;               // speed of sound, m/s
+  float B = 0, gamma = 7;     // Tait
+  int kernel = 0;             // KernelPair
+  int clamp = 1;              // no negative pressure
+  float boundary_weight = 1;  // boundary_spacing^2: a boundary neighbour's share of a fluid one's area
+  float boundary_depth = 0;   // m: boundary particles sit this far behind the collider surface (sph_boundary_depth)
+  float mu = 0;               // viscosity, Pa s
+  float spring_k = 0, spring_c = 0;  // 1/s^2, 1/s
+  int walls = 0;              // SphWalls
+  int tension_model = 0;      // SurfaceTension
+  float tension = 0;
+  float color_threshold = 0;  // absolute, 1/m
+  float xsph = 0;
+  float min_neighbors = 20;   // DFSPH: particles with fewer neighbours get no divergence correction
+};
+
+struct SphErrorStats {
+  float sum, max;
+  EDDY_HD_INLINE SphErrorStats operator+(const SphErrorStats& o) const { return {sum + o.sum, fmaxf(max, o.max)}; }
+};
+struct SphCounts {
+  uint32_t all, pressed;
+  EDDY_HD_INLINE SphCounts operator+(const SphCounts& o) const { return {all + o.all, pressed + o.pressed}; }
+};
+struct SphMotionStats {
+  float speed2_max, accel2_max;
+  uint32_t nonfinite;
+  EDDY_HD_INLINE SphMotionStats operator+(const SphMotionStats& o) const {
+    return {fmaxf(speed2_max, o.speed2_max), fmaxf(accel2_max, o.accel2_max), nonfinite + o.nonfinite};
+  }
+};
+
+// Host helpers (sph.cpp).
+SphConstants sph_constants(const SphParams& p, float radius, float c0);
+// Akinci et al.'s boundary volumes V_b = 1 / sum_k W_bk make one layer of
+// boundary particles stand for the whole half-space beyond a wall. On the
+// surface itself that is more than a liquid lattice flush against the wall
+// misses (it would start far above rest density and burst off the wall), so
+// the layer sits behind the surface, at the depth returned here: there a
+// lattice layer one radius from a flat wall is at rest density exactly, as
+// the lattice interior is, and the walls keep Akinci's full volumes.
+float sph_boundary_depth(float spacing, float h, float boundary_spacing, KernelPair kernel);
+// |grad c| of the colour field for a particle in the top layer of a lattice
+// half-space: the scale of the colour-field threshold.
+float sph_surface_gradient(float spacing, float h);
+// Speed the scene can reach: the fastest initial particle plus free fall
+// over the height the particles span above the nearest collider below them.
+float sph_estimate_speed(const Points& pts, const std::vector<Collider>& colliders, Vec3f gravity);
+bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>& b);
+
+template <class Exec>
+class SphSolverT final : public SphSolver {
+ public:
+  template <class T>
+  using Vec = typename Exec::template Vector<T>;
+  using Clock = std::chrono::steady_clock;
+
+  SphSolverT(const SphParams& p, Exec ex) : SphSolver(p), ex_(std::move(ex)), grid_(ex_), bgrid_(ex_) { validate(p); }
+
+  const char* backend() const override { return Exec::backend_name; }
+  std::size_t size() const override { return n_; }
+  std::size_t boundary_size() const override { return nb_; }
+  float particle_mass() const override { return c_.mass; }
+  float particle_radius() const override { return c_.r; }
+  float speed_of_sound() const override { return c_.c0; }
+  float expected_speed() const override { return expected_; }
+  SphStageTimes stage_times() const override { return times_; }
+
+  void load(const Points& pts) override {
+    if (!(pts.radius > 0.0f)) throw Error("SPH: particles have no radius (points.radius must be > 0)");
+    if (pts.size() > 0xfffffff0u) throw Error("SPH: too many particles for 32-bit indices");
+    n_ = static_cast<uint32_t>(pts.size());
+    expected_ = params_.expected_speed > 0 ? params_.expected_speed
+                                           : sph_estimate_speed(pts, colliders_host_, params_.gravity);
+    const float c0 = params_.speed_of_sound > 0 ? params_.speed_of_sound : 10.0f * std::max(expected_, 0.1f);
+    c_ = sph_constants(params_, pts.radius, c0);
+    ex_.upload(x_, pts.P(), n_);
+    ex_.upload(v_, pts.v(), n_);
+    max_speed_ = 0.0f;
+    for (uint32_t i = 0; i < n_; ++i) max_speed_ = std::max(max_speed_, length(pts.v()[i]));
+    max_accel_ = length(params_.gravity);
+    for (auto* b : {&a_, &normal_, &tmp3_}) b->resize(n_);
+    for (auto* b : {&density_, &pressure_, &alpha_, &kappa_, &kappa_v_, &residual_, &lap_}) b->resize(n_);
+    zero(kappa_);
+    zero(kappa_v_);
+    zero(pressure_);
+    if (params_.method == SphMethod::Dfsph) pressure_sum_.resize(n_);
+    begin_frame();
+    carried_.load(ex_, pts, {"density", "pressure"});
+    tmpf_.resize(n_);
+    near_.resize(n_);
+    steps_ = 0;
+    // The region boundary particles must cover: the particles, grown by
+    // their own extent (room to splash), and every finite collider.
+    domain_ = empty_bounds();
+    for (uint32_t i = 0; i < n_; ++i) domain_ = {vmin(domain_.lo, pts.P()[i]), vmax(domain_.hi, pts.P()[i])};
+    if (n_) {
+      const Vec3f grow = (domain_.hi - domain_.lo) + vec3(4.0f * c_.h);
+      domain_ = {domain_.lo - grow, domain_.hi + grow};
+    }
+    boundary_dirty_ = true;
+    if (n_) {
+      prepare_boundary(0.0f);
+      find_neighbors();
+      compute_density();
+    }
+  }
+
+  void set_colliders(const std::vector<Collider>& cs) override {
+    if (same_colliders(cs, colliders_host_) && !colliders_host_.empty()) return;
+    colliders_host_ = cs;
+    colliders_.upload(ex_, cs);
+    ncoll_ = colliders_.size();
+    moving_ = false;
+    for (const auto& c : cs) moving_ |= length2(c.velocity) > 0.0f;
+    boundary_dirty_ = true;
+  }
+
+  void store(Points& out) const override {
+    out = Points(n_);
+    out.radius = c_.r;
+    ex_.download(x_, out.P(), n_);
+    ex_.download(v_, out.v(), n_);
+    carried_.store(ex_, out);
+    out.add("density", AttribType::Float);
+    ex_.download(density_, out.get_float("density"), n_);
+    float* rho = out.get_float("density");
+    for (uint32_t i = 0; i < n_; ++i) rho[i] *= c_.rho0;  // carried as rho / rho0
+    out.add("pressure", AttribType::Float);
+    float* pr = out.get_float("pressure");
+    if (pressure_time_ > 0.0) {
+      ex_.download(pressure_sum_, pr, n_);
+      for (uint32_t i = 0; i < n_; ++i) pr[i] = float(pr[i] / pressure_time_);
+    } else {
+      ex_.download(pressure_, pr, n_);
+    }
+  }
+
+  void begin_frame() override {
+    if (pressure_sum_.size() > 0) zero(pressure_sum_);
+    pressure_time_ = 0.0;
+  }
+
+  std::size_t memory_bytes() const override {
+    size_t b = (x_.size() + v_.size() + a_.size() + normal_.size() + tmp3_.size() + bx_.size() + blocal_.size()) *
+                   sizeof(Vec3f) +
+               (density_.size() + pressure_.size() + pressure_sum_.size() + alpha_.size() + kappa_.size() +
+                kappa_v_.size() + residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
+               (pair_g_.size() + wall_g_.size()) * sizeof(Vec3f) + wall_v_.size() * 4;
+    b += carried_.bytes();
+    return b + grid_.memory_bytes() + bgrid_.memory_bytes();
+  }
+
+  float suggest_dt() const override {
+    const float d = 2.0f * c_.r, v = max_speed_;
+    float dt = params_.max_dt;
+    if (v > 0) dt = std::min(dt, params_.cfl * d / v);
+    if (params_.method == SphMethod::Wcsph) dt = std::min(dt, 0.4f * d / (c_.c0 + v));
+    // DFSPH: the CFL speed is at least half the speed the scene is expected
+    // to reach. A liquid at rest that is about to fall would otherwise start
+    // with steps of max_dt, leave density errors of 1-2 % at the floor, and
+    // the solver, which corrects density within one step, turns those into
+    // velocities of error x h / dt once the step shrinks tenfold as the
+    // liquid speeds up (measured in the dam break: particles thrown at
+    // 20 m/s, a surge front 16-100 % ahead depending on cfl and scale; with
+    // this bound 7.0-7.5 % at every cfl and scale tried).
+    if (params_.method == SphMethod::Dfsph && expected_ > 0)
+      dt = std::min(dt, params_.cfl * d / (0.5f * expected_));
+    if (c_.mu > 0) dt = std::min(dt, 0.125f * c_.h * c_.h * c_.rho0 / c_.mu);
+    if (max_accel_ > 0) dt = std::min(dt, 0.25f * std::sqrt(c_.h / max_accel_));
+    // The wall springs: omega dt <= 1 (symplectic Euler is stable below 2).
+    if (c_.walls == int(SphWalls::SpringDamper) && ncoll_ > 0) dt = std::min(dt, 1.0f / std::sqrt(c_.spring_k));
+    return dt;
+  }
+
+  // The step: the shared stages around the method's own (wcsph_step in
+  // wcsph.h, dfsph_step in dfsph.h).
+  SphStepStats step(float dt, float time) override {
+    SphStepStats s;
+    s.dt = dt;
+    if (n_ == 0) return s;
+    const auto t0 = Clock::now();
+    time_ = time;
+    if (boundary_dirty_ || moving_) prepare_boundary(time);
+    find_neighbors();
+    const auto t1 = Clock::now();
+    // DFSPH's warm starts ride on passes that visit the pairs anyway: the
+    // divergence solver's on the density pass, the density solver's on the
+    // forces pass (each adds velocity through the pairs' gradients only, so
+    // where it is added does not matter as long as it precedes its solve).
+    const bool warm = params_.method == SphMethod::Dfsph && params_.warm_start && steps_ > 0;
+    const SphErrorStats e = compute_density(warm && params_.divergence_solver ? dt : 0.0f);
+    s.mean_density_error = 100.0f * e.sum / float(n_);
+    s.max_density_error = 100.0f * e.max;
+    const auto t2 = Clock::now();
+    SphStageTimes times;
+    if (params_.method == SphMethod::Wcsph)
+      wcsph_step(dt, times);
+    else
+      dfsph_step(dt, warm, s, times);
+    const auto t5 = Clock::now();
+    if (c_.xsph > 0) xsph();
+    const SphCounts moved = project(time + dt);
+    s.projected = moved.all;
+    s.projected_pressed = moved.pressed;
+    commit(s);
+    times.neighbors = secs(t0, t1);
+    times.density = secs(t1, t2);
+    times.integrate = secs(t5, Clock::now());
+    times_ = times;
+    s.neighbor_pairs = grid_.pair_count();
+    s.boundary_pairs = nb_ ? bgrid_.pair_count() : 0;
+    ++steps_;
+    return s;
+  }
+
+  // ---- stages (public: nvcc's extended lambdas need public enclosing functions)
+
+  // Shared by both methods (stages.h).
+  void find_neighbors();
+  void reorder();
+  SphErrorStats compute_density(float warm_dt = 0.0f);
+  void compute_forces(float dt, bool with_pressure, bool warm = false);
+  void add_accel(float dt, bool warm = false);
+  void integrate(float dt, bool with_accel);
+  void xsph();
+  SphCounts project(float t);
+  void commit(SphStepStats& s);
+
+  // Walls (walls.h): boundary particles on the collider surfaces.
+  void prepare_boundary(float t);
+
+  // Surface tension (surface_tension.h).
+  void compute_normals();
+
+  // WCSPH (wcsph.h).
+  void wcsph_step(float dt, SphStageTimes& times);
+
+  // DFSPH (dfsph.h).
+  void dfsph_step(float dt, bool warm, SphStepStats& s, SphStageTimes& times);
+  SphErrorStats compute_residual(float scale, bool add_density, bool divergence);
+  void apply_kappa(float dt, const float* kappa);
+  SphErrorStats jacobi(float dt, float eta, bool density, Vec<float>& total, int& iters);
+  int divergence_solve(float dt, bool warmed);
+  SphErrorStats density_solve(float dt, int& iters, bool warmed);
+
+  template <class T>
+  void zero(Vec<T>& b) {
+    T* p = b.data();
+    ex_.for_each(uint32_t(b.size()), [=] EDDY_HD(uint32_t i) { p[i] = T(0); });
+  }
+
+ private:
+  static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+  Exec ex_;
+  NeighborGrid<Exec> grid_, bgrid_;
+  SphConstants c_;
+  uint32_t n_ = 0, ncoll_ = 0, nb_ = 0;
+  uint64_t steps_ = 0;
+  float expected_ = 0, max_accel_ = 0, time_ = 0;
+  bool moving_ = false, boundary_dirty_ = true;
+  Bounds3 domain_ = empty_bounds();
+  Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
+  Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
+  // DFSPH: sum of pressure x dt over the steps since begin_frame(), and
+  // their time; store() writes the mean (see density_solve).
+  Vec<float> pressure_sum_;
+  double pressure_time_ = 0.0;
+  Vec<uint8_t> near_;  // per particle: within h of a collider (boundary neighbour search)
+  // DFSPH, from compute_density: each fluid pair's V grad W_ij; per particle
+  // the walls' sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib.
+  Vec<Vec3f> pair_g_, wall_g_;
+  Vec<float> wall_v_;
+  Vec<float> tmpf_;  // scratch: a permuted float attribute, the solvers' per-iteration stiffness
+  Vec<Vec3f> bx_, blocal_;
+  Vec<float> bpsi_;
+  Vec<uint32_t> bcol_;
+  DeviceColliders<Exec> colliders_;
+  std::vector<Collider> colliders_host_;
+  CarriedAttributes<Exec> carried_;
+  SphStageTimes times_;
+};
+
+}  // namespace eddy
+
+// The stages, one file per concern; the shared stages last, since they call
+// the per-particle functions of the others.
+#include "eddy/core/sph/walls.h"
+#include "eddy/core/sph/surface_tension.h"
+#include "eddy/core/sph/wcsph.h"
+#include "eddy/core/sph/dfsph.h"
+#include "eddy/core/sph/stages.h"

@@ -1,0 +1,343 @@
+#pragma once
+// The stages both SPH methods share (see solver.h for the pipeline):
+// neighbours, density, forces, integration, XSPH, collisions, statistics.
+// Part of solver.h, which includes it after the class.
+#include "eddy/core/sph/solver.h"
+
+namespace eddy {
+
+// x => fluid grid and lists (every reorder_interval steps all attributes
+// are permuted into the grid's Z-order), and fluid-boundary lists.
+template <class Exec>
+void SphSolverT<Exec>::find_neighbors() {
+  grid_.build(x_.data(), n_, c_.h);
+  if (params_.reorder_interval > 0 && steps_ % params_.reorder_interval == 0) {
+    reorder();
+    grid_.mark_reordered();
+  }
+  grid_.find_neighbors(x_.data());
+  if (nb_) {
+    // Boundary particles lie on or inside their colliders, so a particle
+    // farther than h outside every collider has none within h: no search.
+    // (Sampled grids are interpolated, not exact distances: always searched.)
+    const Collider* cols = colliders_.data();
+    const uint32_t ncoll = ncoll_;
+    const Vec3f* x = x_.data();
+    const float h = c_.h, t = time_;
+    uint8_t* near = near_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      bool close = false;
+      for (uint32_t k = 0; k < ncoll && !close; ++k)
+        close = cols[k].type == ShapeType::Grid || collider_sdf(cols[k], x[i], t).distance < h;
+      near[i] = close ? 1 : 0;
+    });
+    bgrid_.find_neighbors_of(bx_.data(), x_.data(), n_, near);
+  }
+}
+
+template <class Exec>
+void SphSolverT<Exec>::reorder() {
+  const uint32_t* order = grid_.sorted_order();
+  for (Vec<Vec3f>* buf : {&x_, &v_}) permute_into(ex_, *buf, tmp3_, order, n_);
+  for (Vec<float>* buf : {&kappa_, &kappa_v_, &pressure_}) permute_into(ex_, *buf, tmpf_, order, n_);
+  if (pressure_sum_.size() > 0) permute_into(ex_, pressure_sum_, tmpf_, order, n_);
+  carried_.permute(ex_, order, n_);
+}
+
+// x => rho_i / rho0 (summation, fluid and boundary), and for WCSPH the
+// Tait pressure; returns the compression error. For DFSPH the same pass
+// gives the factor (Bender & Koschier 2017, eq. 9, in volumes)
+//   alpha_i = 1 / (|sum_j V grad W_ij + sum_b V_b grad W_ib|^2 + sum_j |V grad W_ij|^2)
+// and keeps each fluid pair's V grad W_ij, and per particle the walls'
+// sums sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib (V_b = Psi_b /
+// rho0): positions do not change within the solves, so their passes, a
+// dozen a step, read the gradients instead of evaluating the kernel, and
+// the walls (whose stiffness is the particle's own k_i) cost one term.
+//
+// warm_dt > 0 (DFSPH): also the divergence solver's warm start (see
+// divergence_solve): half of the last step's total, kept as k dt, divided
+// by this step's dt, applied to v; the halved totals go to kappa_v_.
+template <class Exec>
+SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
+  const SphConstants c = c_;
+  const PairKernels W(c.h, c.kernel);
+  const NeighborView nb = grid_.neighbors();
+  const NeighborView nbb = bgrid_.neighbors();
+  const bool with_b = nb_ > 0;
+  const Vec3f* x = x_.data();
+  const Vec3f* bx = bx_.data();
+  const float* psi = bpsi_.data();
+  float* density = density_.data();
+  float* pressure = pressure_.data();
+  float* err = residual_.data();
+  const bool wcsph = params_.method == SphMethod::Wcsph;
+  if (!wcsph) {
+    grow_buffer(pair_g_, size_t(grid_.pair_count()) + n_);
+    wall_g_.resize(n_);
+    wall_v_.resize(n_);
+  }
+  Vec3f* pg = pair_g_.data();
+  Vec3f* wg = wall_g_.data();
+  float* wv = wall_v_.data();
+  const uint32_t* bcol = bcol_.data();
+  const Collider* cols = colliders_.data();
+  float* alpha = alpha_.data();
+  const float w0 = W.W(0.0f);
+  const bool warm = warm_dt > 0.0f;
+  const float kv_scale = warm ? 0.5f / warm_dt : 0.0f;
+  const float* kv_old = kappa_v_.data();
+  float* kv_new = tmpf_.data();
+  Vec3f* v = v_.data();
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    const Vec3f xi = x[i];
+    float wsum = w0;
+    float rel;
+    if (wcsph) {
+      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) wsum += W.W(length2(xi - x[nb.indices[q]]));
+      rel = wsum * c.volume0;
+      if (with_b)
+        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
+          const uint32_t b = nbb.indices[q];
+          rel += psi[b] * c.inv_rho0 * W.W(length2(xi - bx[b]));
+        }
+      pressure[i] = tait_pressure(c, rel);  // wcsph.h
+    } else {
+      Vec3f gsum = vec3(0.0f), dv = vec3(0.0f);
+      float g2 = 0.0f;
+      const float kvi = kv_old[i] * kv_scale;
+      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+        const uint32_t j = nb.indices[q];
+        const Vec3f r = xi - x[j];
+        const KernelScalars k = W.scalars(length2(r));
+        wsum += k.w;
+        const float gs = k.g * c.volume0;
+        const Vec3f gw = r * gs;
+        pg[q] = gw;
+        gsum += gw;
+        g2 += length2(gw);
+        if (warm) dv += gw * (kvi + kv_old[j] * kv_scale);
+      }
+      rel = wsum * c.volume0;
+      Vec3f gb = vec3(0.0f);  // sum_b V_b grad W_ib
+      float gbv = 0.0f;       // sum_b V_b v_b . grad W_ib (moving colliders)
+      if (with_b)
+        for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
+          const uint32_t b = nbb.indices[q];
+          const Vec3f r = xi - bx[b];
+          const KernelScalars k = W.scalars(length2(r));
+          const float vb = psi[b] * c.inv_rho0;
+          rel += vb * k.w;
+          const Vec3f gw = r * (k.g * vb);
+          gb += gw;
+          gbv += dot(cols[bcol[b]].velocity, gw);
+        }
+      wg[i] = gb;
+      wv[i] = gbv;
+      gsum += gb;
+      if (warm) dv += gb * kvi;
+      const float den = length2(gsum) + g2;
+      alpha[i] = den > 1e-6f / (c.h * c.h) ? 1.0f / den : 0.0f;
+      if (warm) {
+        v[i] -= dv * warm_dt;
+        kv_new[i] = kvi;
+      }
+    }
+    density[i] = rel;
+    err[i] = fmaxf(rel - 1.0f, 0.0f);
+  });
+  if (warm) std::swap(kappa_v_, tmpf_);
+  return ex_.reduce(
+      n_, SphErrorStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return SphErrorStats{err[i], err[i]}; }, SumOp{});
+}
+
+// Accelerations: gravity, the symmetric pressure force (WCSPH), viscosity,
+// surface tension, spring-damper walls and wall friction.
+//
+// warm (DFSPH): also the density solver's warm start (see divergence_solve):
+// half of the last step's total stiffness, its velocity change per unit
+// time kept in tmp3_ (apart from the accelerations, which set the force
+// condition of the time step), the halved totals in kappa_.
+template <class Exec>
+void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
+  const SphConstants c = c_;
+  const PairKernels S(c.h, c.kernel);
+  const ViscosityLaplacian L(c.h);
+  const CohesionSpline C(c.h);
+  const NeighborView nb = grid_.neighbors();
+  const NeighborView nbb = bgrid_.neighbors();
+  const bool with_b = nb_ > 0;
+  const Vec3f* x = x_.data();
+  const Vec3f* v = v_.data();
+  const Vec3f* bx = bx_.data();
+  const float* psi = bpsi_.data();
+  const uint32_t* bcol = bcol_.data();
+  const float* density = density_.data();
+  const float* pressure = pressure_.data();
+  const Vec3f* normal = normal_.data();
+  const float* lap = lap_.data();
+  const Collider* cols = colliders_.data();
+  const uint32_t ncoll = ncoll_;
+  const Vec3f g = params_.gravity;
+  const float t = time_;
+  Vec3f* acc = a_.data();
+  const Vec3f* pg = pair_g_.data();
+  const Vec3f* wg = wall_g_.data();
+  const float* k_old = kappa_.data();
+  float* k_new = tmpf_.data();
+  Vec3f* warm_dv = tmp3_.data();
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    const Vec3f xi = x[i], vi = v[i];
+    const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
+    Vec3f a = g, ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f), wk = vec3(0.0f);
+    const float ki = warm ? 0.5f * k_old[i] : 0.0f;
+    for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+      const uint32_t j = nb.indices[q];
+      const Vec3f r = xi - x[j];
+      if (warm) wk += pg[q] * (ki + 0.5f * k_old[j]);
+      const float rl = length(r);
+      const float rho_j = density[j] * c.rho0;
+      // Pressure, Monaghan's symmetric form (Monaghan 1992, eq. 3.3):
+      // a_i = -sum_j m (p_i / rho_i^2 + p_j / rho_j^2) grad W_ij. Mueller et
+      // al.'s average (p_i + p_j) / (2 rho_i rho_j) is as symmetric but not
+      // the gradient of the summed density's energy: with the Tait equation
+      // a column at rest gained energy until it boiled (measured), so it is
+      // not offered.
+      if (with_pressure) ap -= S.grad(r) * (c.mass * (pi * pi_over + pressure[j] / (rho_j * rho_j)));
+      // Viscosity (eq. 14): f_i = mu sum_j m (v_j - v_i) / rho_j lap W_ij.
+      av += (v[j] - vi) * (c.mass / rho_j * L(rl));
+      if (c.tension_model == int(SurfaceTension::Akinci2013) && rl > 0.0f)
+        at -= akinci_tension(c, C, r, rl, rho_i, rho_j, normal[i], normal[j]);
+    }
+    a += ap + av * (c.mu / rho_i) + at;
+    if (c.tension_model == int(SurfaceTension::ColorField)) a -= color_field_tension(c, normal[i], lap[i], rho_i);
+    // Walls (walls.h): what they push with, for friction, and their velocity.
+    WallContact wall;
+    if (with_b)
+      for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
+        const uint32_t b = nbb.indices[q];
+        const Vec3f f = boundary_pressure_accel(S, xi - bx[b], psi[b], pi, rho_i);
+        if (with_pressure) a += f;
+        wall.add(f, length(f), cols[bcol[b]]);
+      }
+    if (c.walls == int(SphWalls::SpringDamper)) {
+      for (uint32_t k = 0; k < ncoll; ++k) {
+        SdfSample walls[3];
+        const int m = collider_walls(cols[k], xi, t, walls);
+        for (int w = 0; w < m; ++w) {
+          if (walls[w].distance >= c.r) continue;
+          const Vec3f n = walls[w].normal;
+          const float an = spring_damper_accel(c, walls[w].distance, dot(vi - cols[k].velocity, n));
+          a += n * an;
+          wall.add(n * an, fabsf(an), cols[k]);
+        }
+      }
+    }
+    a -= wall.friction_accel(vi, a, dt);
+    acc[i] = a;
+    if (warm) {
+      warm_dv[i] = with_b ? wk + wg[i] * ki : wk;
+      k_new[i] = ki;
+    }
+  });
+  if (warm) std::swap(kappa_, tmpf_);
+}
+
+// v += dt a (DFSPH's v*), and with `warm` the density solver's warm start.
+template <class Exec>
+void SphSolverT<Exec>::add_accel(float dt, bool warm) {
+  Vec3f* v = v_.data();
+  const Vec3f* a = a_.data();
+  const Vec3f* warm_dv = tmp3_.data();
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { v[i] += (warm ? a[i] - warm_dv[i] : a[i]) * dt; });
+}
+
+// Symplectic Euler: v += dt a (WCSPH), x += dt v.
+template <class Exec>
+void SphSolverT<Exec>::integrate(float dt, bool with_accel) {
+  Vec3f* x = x_.data();
+  Vec3f* v = v_.data();
+  const Vec3f* a = a_.data();
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    if (with_accel) v[i] += a[i] * dt;
+    x[i] += v[i] * dt;
+  });
+}
+
+// XSPH (Monaghan 1989): v_i += c sum_j (m / rho_j) (v_j - v_i) W_ij.
+template <class Exec>
+void SphSolverT<Exec>::xsph() {
+  const SphConstants c = c_;
+  const PairKernels W(c.h, c.kernel);
+  const NeighborView nb = grid_.neighbors();
+  const Vec3f* x = x_.data();
+  const Vec3f* v = v_.data();
+  const float* density = density_.data();
+  Vec3f* out = tmp3_.data();
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    Vec3f dv = vec3(0.0f);
+    for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+      const uint32_t j = nb.indices[q];
+      dv += (v[j] - v[i]) * (W.W(length2(x[i] - x[j])) / density[j]);
+    }
+    out[i] = v[i] + dv * (c.xsph * c.volume0);
+  });
+  std::swap(v_, tmp3_);
+}
+
+// Collisions: a particle found inside a collider is put back on its
+// surface, its velocity into it removed. Counted, and apart those that
+// were compressed (at or above rest density at the step's start): the
+// walls' pressure should have held those. A particle below rest density
+// has no pressure (negative pressure is clamped; DFSPH corrects only
+// compression), so a wall acts on it through this alone: spray, and the
+// thin sheet of a surge front sliding on the floor.
+template <class Exec>
+SphCounts SphSolverT<Exec>::project(float t) {
+  if (ncoll_ == 0) return {0u, 0u};
+  const Collider* cols = colliders_.data();
+  const uint32_t ncoll = ncoll_;
+  Vec3f* x = x_.data();
+  Vec3f* v = v_.data();
+  const float* density = density_.data();
+  float* flag = residual_.data();
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    Vec3f p = x[i];
+    bool moved = false;
+    for (int pass = 0; pass < 3; ++pass)
+      for (uint32_t k = 0; k < ncoll; ++k) {
+        const SdfSample sd = collider_sdf(cols[k], p, t);
+        if (sd.distance < 0.0f) {
+          p -= sd.normal * sd.distance;
+          const float un = dot(v[i] - cols[k].velocity, sd.normal);
+          if (un < 0.0f) v[i] -= sd.normal * un;
+          moved = true;
+        }
+      }
+    x[i] = p;
+    flag[i] = moved ? (density[i] >= 1.0f ? 2.0f : 1.0f) : 0.0f;
+  });
+  return ex_.reduce(
+      n_, SphCounts{0u, 0u},
+      [=] EDDY_HD(uint32_t i) { return SphCounts{flag[i] > 0.5f ? 1u : 0u, flag[i] > 1.5f ? 1u : 0u}; }, SumOp{});
+}
+
+template <class Exec>
+void SphSolverT<Exec>::commit(SphStepStats& s) {
+  const Vec3f* x = x_.data();
+  const Vec3f* v = v_.data();
+  const Vec3f* a = a_.data();
+  const SphMotionStats st = ex_.reduce(
+      n_, SphMotionStats{0.0f, 0.0f, 0u},
+      [=] EDDY_HD(uint32_t i) {
+        const bool ok = is_finite(x[i]) && is_finite(v[i]);
+        return SphMotionStats{ok ? length2(v[i]) : 0.0f, ok && is_finite(a[i]) ? length2(a[i]) : 0.0f,
+                              ok ? 0u : 1u};
+      },
+      SumOp{});
+  s.max_speed = sqrtf(st.speed2_max);
+  s.nonfinite = st.nonfinite;
+  max_speed_ = s.max_speed;
+  max_accel_ = sqrtf(st.accel2_max);
+}
+
+}  // namespace eddy
