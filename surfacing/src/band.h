@@ -34,6 +34,16 @@ void unpack(uint64_t key, int& bx, int& by, int& bz);
 
 // Where a brick has no stored neighbour: the neighbour is wholly outside or inside.
 constexpr int32_t kOutside = -1, kInside = -2;
+// A missing neighbour's value: its side, at no known distance.
+inline float missing_phi(int32_t o) { return o == kInside ? -kInf : kInf; }
+
+// Trilinear interpolation of the corners c[k], k = (x << 2) | (y << 1) | z.
+inline float trilinear(const float c[8], float tx, float ty, float tz) {
+  const float c00 = c[0] + (c[1] - c[0]) * tz, c01 = c[2] + (c[3] - c[2]) * tz;
+  const float c10 = c[4] + (c[5] - c[4]) * tz, c11 = c[6] + (c[7] - c[6]) * tz;
+  const float c0 = c00 + (c01 - c00) * ty, c1 = c10 + (c11 - c10) * ty;
+  return c0 + (c1 - c0) * tx;
+}
 
 struct Bricks {
   std::vector<std::array<int, 3>> coord;  // brick coordinates: voxel origin / 8

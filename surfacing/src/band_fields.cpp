@@ -1,0 +1,381 @@
+// Sparse narrow bands: closest-point propagation, separable smoothing,
+// two-to-one upsampling and zero-crossing seeds. See band.h.
+#include "band.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+namespace eddy::band {
+
+namespace {
+
+// Distance from x to a seed's surface: to its osculating sphere or plane where
+// x's foot point on it lies within a voxel of the seed, else to the seed point.
+inline float seed_distance(const Seed& s, Vec3f x, float point_d2) {
+  if (s.k > 0) {
+    const float r = 1.0f / s.k;
+    const Vec3f c = s.p - s.n * r, v = x - c;
+    const float len = length(v);
+    if (len > 1e-6f && length2(c + v * (r / len) - s.p) <= 1.0f) return std::fabs(len - r);
+  } else {
+    const Vec3f d = x - s.p;
+    const float along = dot(d, s.n);
+    if (point_d2 - along * along <= 1.0f) return std::fabs(along);
+  }
+  return std::sqrt(point_d2);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Closest-point propagation.
+
+namespace {
+
+// A brick with a one-voxel apron: 10^3 cells, cell (x+1, y+1, z+1) for local
+// (x, y, z) in -1..8; apron cells come from the 26 neighbours.
+constexpr int kPad = 10, kPadCells = kPad * kPad * kPad;
+constexpr int pad(int x, int y, int z) { return ((x + 1) * kPad + (y + 1)) * kPad + (z + 1); }
+
+// Offsets of the 26 neighbours in a padded array.
+struct Ring {
+  int off[26];
+  constexpr Ring() : off() {
+    int n = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz)
+          if (dx || dy || dz) off[n++] = (dx * kPad + dy) * kPad + dz;
+  }
+};
+constexpr Ring kRing;
+
+// Fills out[kPadCells] from brick b and its neighbours; `missing(o)` gives
+// the value for a neighbour that is not stored (kOutside or kInside).
+template <typename T, typename Get, typename Missing>
+void gather(const Bricks& B, std::size_t b, T* out, Get get, Missing missing) {
+  for (int x = -1; x <= 8; ++x)
+    for (int y = -1; y <= 8; ++y) {
+      const int ox = x < 0 ? -1 : x > 7 ? 1 : 0, oy = y < 0 ? -1 : y > 7 ? 1 : 0;
+      for (int z = -1; z <= 8; ++z) {
+        const int oz = z < 0 ? -1 : z > 7 ? 1 : 0;
+        const int32_t o = (ox | oy | oz) == 0 ? int32_t(b) : B.nbr[b][std::size_t(nbr_slot(ox, oy, oz))];
+        out[pad(x, y, z)] = o >= 0 ? get(std::size_t(o), offset(x & 7, y & 7, z & 7)) : missing(o);
+      }
+    }
+}
+
+}  // namespace
+
+void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
+  // Gauss-Seidel over bricks: each brick, with its neighbours' seeds in an
+  // apron, sweeps its voxels forward and back, every voxel taking the seed
+  // of a 26-neighbour whose point is nearer than its own seed's. Bricks are
+  // processed in eight colour classes by the parity of their coordinates, so
+  // no two neighbours run at once and the result does not depend on the
+  // thread count; rounds repeat over bricks near a change until none. A
+  // voxel is looked at only when a neighbour's seed changed since its brick
+  // was last swept (a stamp per voxel: the round of its last change).
+  const std::size_t nb = B.size();
+  if (nb == 0) return;
+  // Stamps: 0 never changed, 1 a seed, r + 1 changed in round r, 255 a fixed
+  // finite value without a seed.
+  constexpr uint8_t kSeedStamp = 1, kFixedStamp = 0xff;
+  std::vector<uint8_t> stamp(nb * kVoxels);
+  tbb::parallel_for(std::size_t(0), nb * kVoxels, [&](std::size_t i) {
+    stamp[i] = S.id[i] != kNoSeed ? kSeedStamp : !std::isinf(B.phi[i]) ? kFixedStamp : 0;
+  });
+  std::vector<int32_t> colour_list[8];
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto& c = B.coord[b];
+    colour_list[(c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2)].push_back(int32_t(b));
+  }
+  std::vector<uint8_t> dirty(nb, 1), changed(nb, 0), swept(nb, 0);  // swept: round last swept, 0 never
+  struct Apron {
+    uint32_t id[kPadCells];
+    uint8_t stamp[kPadCells];
+  };
+  tbb::enumerable_thread_specific<std::unique_ptr<Apron>> scratch([] { return std::make_unique<Apron>(); });
+  for (int round = 1; round < 250; ++round) {
+    for (const auto& list : colour_list) {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, list.size(), 4), [&](const auto& r) {
+        Apron& A = *scratch.local();
+        for (std::size_t li = r.begin(); li != r.end(); ++li) {
+          const std::size_t b = std::size_t(list[li]);
+          if (!dirty[b]) continue;
+          gather(B, b, A.id, [&](std::size_t o, int v) { return S.id[o * kVoxels + std::size_t(v)]; },
+                 [](int32_t) { return kNoSeed; });
+          gather(B, b, A.stamp, [&](std::size_t o, int v) { return stamp[o * kVoxels + std::size_t(v)]; },
+                 [](int32_t) { return uint8_t(0); });
+          const uint8_t since = swept[b];  // changes after this are news
+          float* phi = B.values(b);
+          const auto& c = B.coord[b];
+          bool moved = false;
+          for (int sweep = 0; sweep < 2; ++sweep)
+            for (int i = 0; i < kVoxels; ++i) {
+              const int v = sweep == 0 ? i : kVoxels - 1 - i;
+              const int x = v >> 6, y = (v >> 3) & 7, z = v & 7, p = pad(x, y, z);
+              const uint8_t st = A.stamp[p];
+              if (st == kSeedStamp || st == kFixedStamp) continue;
+              const uint32_t own = A.id[p];
+              const Vec3f g = vec3(float(c[0] * kDim + x), float(c[1] * kDim + y), float(c[2] * kDim + z));
+              uint32_t best_id = own;
+              float best = -1;
+              for (int n = 0; n < 26; ++n) {
+                const int q = p + kRing.off[n];
+                const uint8_t sq = A.stamp[q];
+                if (sq == kFixedStamp || sq <= since) continue;  // nothing new there (0: nothing at all)
+                const uint32_t id = A.id[q];
+                if (id == best_id) continue;
+                if (best < 0) best = own == kNoSeed ? kInf : length2(g - S.table[own].p);
+                const float d2 = length2(g - S.table[id].p);
+                if (d2 < best) {
+                  best = d2;
+                  best_id = id;
+                }
+              }
+              if (best_id == own) continue;
+              const float d = seed_distance(S.table[best_id], g, best);
+              const bool in = phi[v] < 0;
+              if (d > (in ? limit_in : limit_out)) continue;
+              phi[v] = in ? -d : d;
+              A.id[p] = best_id;
+              A.stamp[p] = uint8_t(round + 1);
+              moved = true;
+            }
+          if (moved) {
+            for (int v = 0; v < kVoxels; ++v) {
+              const int p = pad(v >> 6, (v >> 3) & 7, v & 7);
+              S.id[b * kVoxels + std::size_t(v)] = A.id[p];
+              stamp[b * kVoxels + std::size_t(v)] = A.stamp[p];
+            }
+          }
+          swept[b] = uint8_t(round);
+          changed[b] = moved;
+        }
+      });
+    }
+    // Next round: bricks next to (or being) one that changed.
+    bool any = false;
+    tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
+      uint8_t d = changed[b];
+      for (int j = 0; j < 27 && !d; ++j) {
+        const int32_t o = B.nbr[b][std::size_t(j)];
+        d = o >= 0 && changed[std::size_t(o)];
+      }
+      dirty[b] = d;
+    });
+    for (std::size_t b = 0; b < nb; ++b) {
+      any |= changed[b] != 0;
+      changed[b] = 0;
+    }
+    if (!any) break;
+  }
+}
+
+void clamp(Bricks& B, float c) {
+  tbb::parallel_for(std::size_t(0), B.phi.size(), [&](std::size_t i) { B.phi[i] = std::clamp(B.phi[i], -c, c); });
+}
+
+// ---------------------------------------------------------------------------
+// Separable smoothing.
+
+void convolve(Bricks& B, const std::vector<float>& w, int passes, float c) {
+  const std::size_t nb = B.size();
+  const int R = int(w.size() / 2);  // kernel radius, at most one brick
+  if (nb == 0 || passes <= 0 || R == 0) return;
+  std::vector<float> tmp(B.phi.size());
+  std::vector<float> outside(kVoxels, c), inside(kVoxels, -c);
+  auto brick_ptr = [&](const std::vector<float>& src, std::size_t b, int j) -> const float* {
+    const int32_t o = B.nbr[b][std::size_t(j)];
+    return o >= 0 ? src.data() + std::size_t(o) * kVoxels : o == kInside ? inside.data() : outside.data();
+  };
+  for (int it = 0; it < passes; ++it)
+    for (int axis = 0; axis < 3; ++axis) {
+      const std::vector<float>& src = B.phi;
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 16), [&](const auto& r) {
+        for (std::size_t b = r.begin(); b != r.end(); ++b) {
+          // Neighbours before and after along the axis.
+          const int jlo = nbr_slot(axis == 0 ? -1 : 0, axis == 1 ? -1 : 0, axis == 2 ? -1 : 0);
+          const int jhi = nbr_slot(axis == 0 ? 1 : 0, axis == 1 ? 1 : 0, axis == 2 ? 1 : 0);
+          const float* lo = brick_ptr(src, b, jlo);
+          const float* mid = src.data() + b * kVoxels;
+          const float* hi = brick_ptr(src, b, jhi);
+          float* dst = tmp.data() + b * kVoxels;
+          if (axis == 0) {  // slabs of 64 along x
+            for (int x = 0; x < 8; ++x) {
+              float acc[64] = {};
+              for (int k = -R; k <= R; ++k) {
+                const int xs = x + k;
+                const float* sl = xs < 0 ? lo + (xs + 8) * 64 : xs > 7 ? hi + (xs - 8) * 64 : mid + xs * 64;
+                const float wk = w[std::size_t(k + R)];
+                for (int i = 0; i < 64; ++i) acc[i] += wk * sl[i];
+              }
+              std::copy_n(acc, 64, dst + x * 64);
+            }
+          } else if (axis == 1) {  // rows of 8 along z, stepping y
+            for (int x = 0; x < 8; ++x)
+              for (int y = 0; y < 8; ++y) {
+                float acc[8] = {};
+                for (int k = -R; k <= R; ++k) {
+                  const int ys = y + k;
+                  const float* sl = ys < 0 ? lo + x * 64 + (ys + 8) * 8
+                                           : ys > 7 ? hi + x * 64 + (ys - 8) * 8 : mid + x * 64 + ys * 8;
+                  const float wk = w[std::size_t(k + R)];
+                  for (int i = 0; i < 8; ++i) acc[i] += wk * sl[i];
+                }
+                std::copy_n(acc, 8, dst + x * 64 + y * 8);
+              }
+          } else {  // along z, within rows
+            for (int row = 0; row < 64; ++row) {
+              float line[24];
+              for (int i = 0; i < 8; ++i) line[i] = lo[row * 8 + i];
+              for (int i = 0; i < 8; ++i) line[8 + i] = mid[row * 8 + i];
+              for (int i = 0; i < 8; ++i) line[16 + i] = hi[row * 8 + i];
+              for (int z = 0; z < 8; ++z) {
+                float acc = 0;
+                for (int k = -R; k <= R; ++k) acc += w[std::size_t(k + R)] * line[8 + z + k];
+                dst[row * 8 + z] = acc;
+              }
+            }
+          }
+        }
+      });
+      B.phi.swap(tmp);
+    }
+}
+
+void gaussian(Bricks& B, int iterations, float c) {
+  static const std::vector<float> w = {1 / 81.f, 4 / 81.f, 10 / 81.f, 16 / 81.f, 19 / 81.f,
+                                       16 / 81.f, 10 / 81.f, 4 / 81.f, 1 / 81.f};
+  convolve(B, w, iterations, c);
+}
+
+void gaussian_variance(Bricks& B, float variance, float c) {
+  if (!(variance > 0)) return;
+  const float sigma = std::sqrt(variance);
+  const int R = std::min(kDim, int(std::ceil(3.0f * sigma)));
+  std::vector<float> w(std::size_t(2 * R + 1));
+  float sum = 0;
+  for (int k = -R; k <= R; ++k) sum += w[std::size_t(k + R)] = std::exp(-0.5f * float(k * k) / variance);
+  for (float& x : w) x /= sum;
+  convolve(B, w, 1, c);
+}
+
+// ---------------------------------------------------------------------------
+// Two-to-one upsampling.
+
+Bricks upsample(const Bricks& C, float scale, float lo, float hi) {
+  // Fine voxel i sits at coarse coordinate i / 2; a coarse brick's 16^3 fine
+  // voxels are the fine bricks 2c + {0, 1}^3.
+  const std::size_t nc = C.size();
+  std::vector<uint8_t> wanted(nc, 0);
+  tbb::parallel_for(std::size_t(0), nc, [&](std::size_t b) {
+    const float* v = C.values(b);
+    for (int i = 0; i < kVoxels && !wanted[b]; ++i) wanted[b] = v[i] * scale > lo && v[i] * scale < hi;
+  });
+  std::vector<std::size_t> parents;
+  for (std::size_t b = 0; b < nc; ++b)
+    if (wanted[b]) parents.push_back(b);
+  Bricks F;
+  F.coord.resize(parents.size() * 8);
+  F.phi.resize(F.coord.size() * kVoxels);
+  tbb::enumerable_thread_specific<std::vector<float>> scratch([] { return std::vector<float>(kPadCells); });
+  tbb::parallel_for(std::size_t(0), parents.size(), [&](std::size_t pi) {
+    const std::size_t b = parents[pi];
+    float* a = scratch.local().data();
+    gather(C, b, a, [&](std::size_t o, int v) { return C.phi[o * kVoxels + std::size_t(v)]; },
+           missing_phi);
+    const auto& cc = C.coord[b];
+    for (int child = 0; child < 8; ++child) {
+      const int ox = child >> 2, oy = (child >> 1) & 1, oz = child & 1;
+      const std::size_t f = pi * 8 + std::size_t(child);
+      F.coord[f] = {cc[0] * 2 + ox, cc[1] * 2 + oy, cc[2] * 2 + oz};
+      float* out = F.phi.data() + f * kVoxels;
+      for (int v = 0; v < kVoxels; ++v) {
+        // Fine local (x, y, z) in the child -> coarse local coordinate in the parent.
+        const int fx = ox * 8 + (v >> 6), fy = oy * 8 + ((v >> 3) & 7), fz = oz * 8 + (v & 7);
+        const int x0 = fx >> 1, y0 = fy >> 1, z0 = fz >> 1;
+        const float tx = 0.5f * float(fx & 1), ty = 0.5f * float(fy & 1), tz = 0.5f * float(fz & 1);
+        float corner[8];
+        bool finite = true;
+        for (int k = 0; k < 8; ++k) {
+          corner[k] = a[pad(x0 + (k >> 2), y0 + ((k >> 1) & 1), z0 + (k & 1))];
+          finite &= std::isfinite(corner[k]);
+        }
+        if (!finite) {
+          out[v] = corner[0] < 0 ? -kInf : kInf;
+          continue;
+        }
+        out[v] = trilinear(corner, tx, ty, tz) * scale;
+      }
+    }
+  });
+  return F;
+}
+
+// ---------------------------------------------------------------------------
+// Zero-crossing seeds.
+
+Seeds crossing_seeds(Bricks& B) {
+  const std::size_t nb = B.size();
+  Seeds S;
+  S.id.assign(nb * kVoxels, kNoSeed);
+  std::vector<std::vector<Seed>> per_brick(nb);  // in voxel order, numbered below
+  std::vector<float> out(B.phi.size());
+  tbb::enumerable_thread_specific<std::vector<float>> scratch([] { return std::vector<float>(kPadCells); });
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 8), [&](const auto& r) {
+    float* a = scratch.local().data();
+    for (std::size_t b = r.begin(); b != r.end(); ++b) {
+      gather(B, b, a, [&](std::size_t o, int v) { return B.phi[o * kVoxels + std::size_t(v)]; },
+             missing_phi);
+      for (int v = 0; v < kVoxels; ++v) {
+        const int x = v >> 6, y = (v >> 3) & 7, z = v & 7, p = pad(x, y, z);
+        const float s = a[p];
+        const bool in = s < 0;
+        const std::size_t i = b * kVoxels + std::size_t(v);
+        out[i] = in ? -kInf : kInf;
+        if (std::isinf(s)) continue;
+        constexpr int step[3] = {kPad * kPad, kPad, 1};
+        bool cross = false;
+        float g[3];
+        for (int ax = 0; ax < 3; ++ax) {
+          const float m = a[p - step[ax]], q = a[p + step[ax]];
+          cross |= ((m < 0) != in) | ((q < 0) != in);
+          const bool fm = std::isfinite(m), fq = std::isfinite(q);
+          g[ax] = fm && fq ? 0.5f * (q - m) : fq ? q - s : fm ? s - m : 0.0f;
+        }
+        if (!cross) continue;
+        const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+        if (!(g2 > 1e-8f)) continue;
+        const Vec3f grad = vec3(g[0], g[1], g[2]);
+        per_brick[b].push_back({voxel_position(B.coord[b], v) - grad * (s / g2), grad / std::sqrt(g2), 0.0f});
+        S.id[i] = 0;
+        out[i] = s / std::sqrt(g2);
+      }
+    }
+  });
+  B.phi.swap(out);
+  std::vector<uint32_t> first(nb + 1, 0);
+  for (std::size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint32_t(per_brick[b].size());
+  S.table.resize(first[nb]);
+  tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
+    uint32_t next = first[b];
+    for (int v = 0; v < kVoxels; ++v) {
+      uint32_t& id = S.id[b * kVoxels + std::size_t(v)];
+      if (id == kNoSeed) continue;
+      S.table[next] = per_brick[b][next - first[b]];
+      id = next++;
+    }
+    std::vector<Seed>().swap(per_brick[b]);
+  });
+  return S;
+}
+
+}  // namespace eddy::band

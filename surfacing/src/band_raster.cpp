@@ -1,0 +1,274 @@
+// Sparse narrow bands: the sphere rasteriser and dilation. See band.h.
+#include "band.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+namespace eddy::band {
+
+// Rasteriser. A voxel's value is min_j |x - x_j| - R, the exact distance
+// outside the union of spheres. Voxels within `deep` of some centre are found
+// first with a cheap bit mask per brick row and get -inf; only the others get
+// the min over the candidate points.
+
+Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
+  Raster out;
+  if (n == 0) return out;
+  const float Rv = rp.radius, reach = Rv + rp.reach, deep = std::min(rp.deep, rp.radius);
+
+  struct Item {
+    uint64_t key;
+    Vec3f u;
+  };
+  std::vector<Item> items(n);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 8192), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      const Vec3f u = U[i];
+      items[i] = {pack(int(std::floor(u.x / kDim)), int(std::floor(u.y / kDim)), int(std::floor(u.z / kDim))), u};
+    }
+  });
+  tbb::parallel_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> occupied;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && items[j].key == items[i].key) ++j;
+    occupied.push_back({items[i].key, {uint32_t(i), uint32_t(j)}});
+    i = j;
+  }
+  const std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> bins(occupied.begin(), occupied.end());
+  const int K = int(std::ceil(reach / kDim));
+
+  // Target bricks: those within reach of some occupied brick's point bounds.
+  std::vector<std::vector<uint64_t>> parts(occupied.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, occupied.size(), 64), [&](const auto& r) {
+    for (std::size_t o = r.begin(); o != r.end(); ++o) {
+      Vec3f lo = vec3(1e30f, 1e30f, 1e30f), hi = vec3(-1e30f, -1e30f, -1e30f);
+      for (uint32_t i = occupied[o].second.first; i < occupied[o].second.second; ++i) {
+        const Vec3f u = items[i].u;
+        lo = vec3(std::min(lo.x, u.x), std::min(lo.y, u.y), std::min(lo.z, u.z));
+        hi = vec3(std::max(hi.x, u.x), std::max(hi.y, u.y), std::max(hi.z, u.z));
+      }
+      const int x0 = int(std::floor((lo.x - reach) / kDim)), x1 = int(std::floor((hi.x + reach) / kDim));
+      const int y0 = int(std::floor((lo.y - reach) / kDim)), y1 = int(std::floor((hi.y + reach) / kDim));
+      const int z0 = int(std::floor((lo.z - reach) / kDim)), z1 = int(std::floor((hi.z + reach) / kDim));
+      for (int z = z0; z <= z1; ++z)
+        for (int y = y0; y <= y1; ++y)
+          for (int x = x0; x <= x1; ++x) parts[o].push_back(pack(x, y, z));
+    }
+  });
+  std::vector<uint64_t> targets;
+  {
+    std::size_t total = 0;
+    for (const auto& t : parts) total += t.size();
+    targets.reserve(total);
+    for (auto& t : parts) {
+      targets.insert(targets.end(), t.begin(), t.end());
+      std::vector<uint64_t>().swap(t);
+    }
+  }
+  tbb::parallel_sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+
+  struct Block {
+    float phi[kVoxels];
+    std::unique_ptr<Seed[]> seed;     // with closest
+    std::unique_ptr<uint8_t[]> has;   // with closest: voxel holds a seed
+    uint32_t count = 0;
+  };
+  std::vector<std::unique_ptr<Block>> blocks(targets.size());
+  std::vector<uint8_t> all_deep(targets.size(), 0);
+  tbb::enumerable_thread_specific<std::vector<Vec3f>> scratch;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, targets.size(), 16), [&](const auto& r) {
+    auto& cand = scratch.local();
+    for (std::size_t t = r.begin(); t != r.end(); ++t) {
+      int bx, by, bz;
+      unpack(targets[t], bx, by, bz);
+      const Vec3f origin = vec3(float(bx * kDim), float(by * kDim), float(bz * kDim));
+      // Candidates: points whose reach touches this brick (relative to its origin).
+      cand.clear();
+      for (int dz = -K; dz <= K; ++dz)
+        for (int dy = -K; dy <= K; ++dy)
+          for (int dx = -K; dx <= K; ++dx) {
+            const auto it = bins.find(pack(bx + dx, by + dy, bz + dz));
+            if (it == bins.end()) continue;
+            for (uint32_t i = it->second.first; i < it->second.second; ++i) {
+              const Vec3f u = items[i].u - origin;
+              const float ex = std::max({0.0f, -u.x, u.x - 7.0f}), ey = std::max({0.0f, -u.y, u.y - 7.0f}),
+                          ez = std::max({0.0f, -u.z, u.z - 7.0f});
+              if (ex * ex + ey * ey + ez * ez <= reach * reach) cand.push_back(u);
+            }
+          }
+      if (cand.empty()) continue;
+      // Deep mask, one byte per (y, z) row of 8 voxels along x.
+      uint8_t deep_rows[64] = {};
+      if (deep > 0) {
+        const float d2 = deep * deep;
+        for (const auto& u : cand) {
+          const int z0 = std::max(0, int(std::ceil(u.z - deep))), z1 = std::min(7, int(std::floor(u.z + deep)));
+          for (int z = z0; z <= z1; ++z) {
+            const float rz = d2 - (z - u.z) * (z - u.z);
+            if (rz <= 0) continue;
+            const float hy = std::sqrt(rz);
+            const int y0 = std::max(0, int(std::ceil(u.y - hy))), y1 = std::min(7, int(std::floor(u.y + hy)));
+            for (int y = y0; y <= y1; ++y) {
+              const float ry = rz - (y - u.y) * (y - u.y);
+              if (ry <= 0) continue;
+              const float hx = std::sqrt(ry);
+              // Strictly inside: |x - u| < deep.
+              int x0 = std::max(0, int(std::ceil(u.x - hx))), x1 = std::min(7, int(std::floor(u.x + hx)));
+              if (x0 <= 7 && float(x0) - u.x <= -hx) ++x0;
+              if (x1 >= 0 && float(x1) - u.x >= hx) --x1;
+              if (x0 > x1) continue;
+              deep_rows[z * 8 + y] |= uint8_t(((1u << (x1 - x0 + 1)) - 1u) << x0);
+            }
+          }
+        }
+      }
+      bool every_deep = true;
+      for (uint8_t row : deep_rows) every_deep &= row == 0xff;
+      if (every_deep) {
+        all_deep[t] = 1;
+        continue;
+      }
+      // Squared distance to the nearest candidate for the other voxels.
+      float best[kVoxels];
+      int32_t arg[kVoxels];
+      std::fill_n(best, kVoxels, 1e30f);
+      const float reach2 = reach * reach;
+      // Two copies of the loop: the plain min vectorises, the argmin does not.
+      for (int z = 0; z < 8; ++z)
+        for (int y = 0; y < 8; ++y) {
+          if (deep_rows[z * 8 + y] == 0xff) continue;
+          float* row_best = best;  // voxel (x, y, z) at x * 64 + y * 8 + z
+          for (std::size_t c = 0; c < cand.size(); ++c) {
+            const Vec3f u = cand[c];
+            const float base = (z - u.z) * (z - u.z) + (y - u.y) * (y - u.y);
+            if (base > reach2) continue;
+            if (rp.closest) {
+              for (int x = 0; x < 8; ++x) {
+                const float d2 = base + (x - u.x) * (x - u.x);
+                const int v = offset(x, y, z);
+                if (d2 < row_best[v]) {
+                  row_best[v] = d2;
+                  arg[v] = int32_t(c);
+                }
+              }
+            } else {
+              for (int x = 0; x < 8; ++x) {
+                const float d2 = base + (x - u.x) * (x - u.x);
+                float& slot = row_best[offset(x, y, z)];
+                slot = std::min(slot, d2);
+              }
+            }
+          }
+        }
+      std::unique_ptr<Block> block(new Block);  // default-initialised: no zeroing of phi
+      if (rp.closest) {
+        block->seed.reset(new Seed[kVoxels]);
+        block->has.reset(new uint8_t[kVoxels]());
+      }
+      bool finite = false, any_inside = false, any_outside = false;
+      for (int v = 0; v < kVoxels; ++v) {
+        const int x = v >> 6, y = (v >> 3) & 7, z = v & 7;
+        if (deep_rows[z * 8 + y] & (1u << x)) {
+          block->phi[v] = -kInf;
+          any_inside = true;
+          continue;
+        }
+        const float phi = best[v] < 1e29f ? std::sqrt(best[v]) - Rv : kInf;
+        if (phi < rp.reach) {
+          block->phi[v] = phi;
+          finite = true;
+          if (rp.closest) {
+            const Vec3f u = cand[std::size_t(arg[v])], x_rel = vec3(float(x), float(y), float(z));
+            const Vec3f d = x_rel - u;
+            const float len = std::sqrt(best[v]);
+            const Vec3f n = len > 1e-6f ? d / len : vec3(1, 0, 0);
+            block->seed[v] = {u + n * Rv + origin, n, Rv > 0 ? 1.0f / Rv : 0.0f};
+            block->has[v] = 1;
+            ++block->count;
+          }
+        } else {
+          block->phi[v] = phi < 0 ? -kInf : kInf;
+          (phi < 0 ? any_inside : any_outside) = true;
+        }
+      }
+      if (finite || (any_inside && any_outside)) blocks[t] = std::move(block);
+    }
+  });
+  std::vector<uint64_t> kept;
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    if (all_deep[t]) out.bricks.inside.push_back(targets[t]);
+    if (blocks[t]) kept.push_back(t);
+  }
+  Bricks& B = out.bricks;
+  B.coord.resize(kept.size());
+  B.phi.resize(kept.size() * kVoxels);
+  std::vector<uint32_t> first(kept.size() + 1, 0);
+  for (std::size_t i = 0; i < kept.size(); ++i) first[i + 1] = first[i] + blocks[kept[i]]->count;
+  if (rp.closest) {
+    out.seeds.id.resize(kept.size() * kVoxels);
+    out.seeds.table.resize(first.back());
+  }
+  tbb::parallel_for(std::size_t(0), kept.size(), [&](std::size_t i) {
+    const std::size_t t = kept[i];
+    auto& c = B.coord[i];
+    unpack(targets[t], c[0], c[1], c[2]);
+    std::copy_n(blocks[t]->phi, kVoxels, B.phi.data() + i * kVoxels);
+    if (rp.closest) {
+      uint32_t next = first[i];
+      for (int v = 0; v < kVoxels; ++v) {
+        uint32_t& id = out.seeds.id[i * kVoxels + std::size_t(v)];
+        id = kNoSeed;
+        if (!blocks[t]->has[v]) continue;
+        out.seeds.table[next] = blocks[t]->seed[v];
+        id = next++;
+      }
+    }
+    blocks[t].reset();
+  });
+  return out;  // not linked: the caller links when it needs neighbours
+}
+
+void dilate(Bricks& B, int rings, Seeds* seeds) {
+  if (rings <= 0 || B.size() == 0) {
+    B.link();
+    return;
+  }
+  const int w = 2 * rings + 1;
+  std::vector<uint64_t> keys(B.size() * std::size_t(w * w * w));
+  tbb::parallel_for(std::size_t(0), B.size(), [&](std::size_t b) {
+    const auto& c = B.coord[b];
+    std::size_t k = b * std::size_t(w * w * w);
+    for (int dx = -rings; dx <= rings; ++dx)
+      for (int dy = -rings; dy <= rings; ++dy)
+        for (int dz = -rings; dz <= rings; ++dz) keys[k++] = pack(c[0] + dx, c[1] + dy, c[2] + dz);
+  });
+  tbb::parallel_sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (B.index.size() != B.size()) B.link_index();
+  std::vector<int32_t> found(keys.size());
+  tbb::parallel_for(std::size_t(0), keys.size(), [&](std::size_t i) {
+    int x, y, z;
+    unpack(keys[i], x, y, z);
+    found[i] = B.find(x, y, z);
+  });
+  std::vector<uint64_t> added;
+  std::vector<float> fill;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (found[i] < 0) {
+      added.push_back(keys[i]);
+      fill.push_back(missing_phi(found[i]));
+    }
+  B.add(added, fill);
+  if (seeds) seeds->id.resize(B.size() * kVoxels, kNoSeed);
+  B.link();
+}
+
+}  // namespace eddy::band
