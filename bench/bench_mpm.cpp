@@ -18,8 +18,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "bench_scene.h"
@@ -49,19 +47,15 @@ Run run(MpmMaterial material, int side, int steps, int warmup, int threads) {
   const float dt = s->suggest_dt();
   Run out;
   out.n = s->size();
-  for (int k = 0; k < warmup; ++k) s->step(dt, k * dt);
-  const auto t0 = Clock::now();
-  for (int k = 0; k < steps; ++k) {
-    const MpmStepStats st = s->step(dt, (warmup + k) * dt);
-    const MpmStageTimes tt = s->stage_times();
+  const double secs = timed_steps(*s, dt, steps, warmup, [&](const MpmStepStats& st, const MpmStageTimes& tt) {
     out.t.sort += tt.sort / steps;
     out.t.stress += tt.stress / steps;
     out.t.p2g += tt.p2g / steps;
     out.t.grid += tt.grid / steps;
     out.t.g2p += tt.g2p / steps;
     out.nodes += double(st.grid_blocks) * 64.0 / steps;
-  }
-  out.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / steps;
+  });
+  out.ms = 1e3 * secs / steps;
   out.solver_bytes = double(s->memory_bytes());
   return out;
 }
@@ -113,14 +107,9 @@ void report(const char* name, const Run& r, int threads, double bandwidth) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 20, warmup = 3, threads = 0;
-  bool skip_1m = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--skip-1m")) skip_1m = true;
-  }
+  Options o{.steps = 20, .warmup = 3};
+  if (!parse_options(argc, argv, o)) return 2;
+  const int steps = o.steps, warmup = o.warmup, threads = o.threads;
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   std::printf("MPM benchmark: %d threads, %d substeps after %d warm-up\n", cores, steps, warmup);
   struct Case {
@@ -131,7 +120,7 @@ int main(int argc, char** argv) {
   cases.push_back({"water", run(MpmMaterial::Water, 47, steps, warmup, threads)});  // 103,823 particles
   cases.push_back({"jelly", run(MpmMaterial::Jelly, 47, steps, warmup, threads)});
   double peak = 0;
-  if (!skip_1m) {
+  if (o.big) {
     cases.push_back({"water", run(MpmMaterial::Water, 100, std::max(3, steps / 4), 1, threads)});
     cases.push_back({"jelly", run(MpmMaterial::Jelly, 100, std::max(3, steps / 4), 1, threads)});
     peak = peak_rss_bytes();  // before the bandwidth test's arrays

@@ -11,10 +11,7 @@
 // peak memory per particle.
 //
 // Usage: eddy_bench_pbf [--steps N] [--warmup N] [--threads N] [--skip-1m]
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "eddy/core/pbf/pbf.h"
@@ -22,7 +19,6 @@
 
 using namespace eddy;
 using namespace eddy::bench;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -44,18 +40,13 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads) {
   const float dt = 1e-3f;
   Run out;
   out.n = s->size();
-  for (int k = 0; k < warmup; ++k) s->step(dt, k * dt);
   double search = 0, solve = 0, iters = 0, err = 0;
-  const auto t0 = Clock::now();
-  for (int k = 0; k < steps; ++k) {
-    const PbfStepStats st = s->step(dt, (warmup + k) * dt);
-    const PbfStageTimes tt = s->stage_times();
+  const double secs = timed_steps(*s, dt, steps, warmup, [&](const PbfStepStats& st, const PbfStageTimes& tt) {
     search += tt.neighbors;
     solve += tt.solve;
     iters += st.iterations;
     err += st.mean_density_error;
-  }
-  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  });
   out.ms_per_step = 1e3 * secs / steps;
   out.search_ms = 1e3 * search / steps;
   out.solve_ms = 1e3 * solve / steps;
@@ -68,18 +59,9 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 300, warmup = 200, threads = 0;
-  bool big = true;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--skip-1m")) big = false;
-    else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N] [--skip-1m]\n", argv[0]);
-      return 2;
-    }
-  }
+  Options o{.steps = 300, .warmup = 200};
+  if (!parse_options(argc, argv, o)) return 2;
+  const int steps = o.steps, warmup = o.warmup, threads = o.threads;
   const double rss0 = peak_rss_bytes();
   std::printf("PBF dam break, 39^3 = 59,319 particles, r = 0.0125 m, 4 x 3 x 1.5 m box, dt = 1 ms, "
               "mean density error < 1 %% (%d steps after %d warm-up steps)\n", steps, warmup);
@@ -94,7 +76,7 @@ int main(int argc, char** argv) {
   std::printf("  %-28s %10.2f\n", "pressure solve ms", a.solve_ms);
   std::printf("  particle-iterations per second: %.3g\n", a.n * a.iterations / (a.ms_per_step * 1e-3));
   std::printf("  solver memory: %.0f bytes per particle\n", a.bytes / a.n);
-  if (big) {
+  if (o.big) {
     std::printf("\n1M particles (100^3 block, r = 0.01 m, in a 4 x 3 x 2 m box), 10 steps after 3 warm-up\n");
     const Run b = run(100, 0.01f, vec3(4, 3, 2), 10, 3, threads);
     std::printf("  ms per step %.1f, iterations %.2f, neighbour search %.1f ms, pressure solve %.1f ms\n",

@@ -19,10 +19,7 @@
 #include <tbb/info.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,7 +29,6 @@
 
 using namespace eddy;
 using namespace eddy::bench;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -54,11 +50,7 @@ Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int w
   Run out;
   out.n = s->size();
   out.nb = s->boundary_size();
-  for (int k = 0; k < warmup; ++k) s->step(dt, k * dt);
-  const auto t0 = Clock::now();
-  for (int k = 0; k < steps; ++k) {
-    const SphStepStats st = s->step(dt, (warmup + k) * dt);
-    const SphStageTimes tt = s->stage_times();
+  const double secs = timed_steps(*s, dt, steps, warmup, [&](const SphStepStats& st, const SphStageTimes& tt) {
     out.t.neighbors += tt.neighbors / steps;
     out.t.density += tt.density / steps;
     out.t.forces += tt.forces / steps;
@@ -71,8 +63,8 @@ Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int w
     out.max_error = std::max(out.max_error, double(st.mean_density_error));
     out.pairs += double(st.neighbor_pairs) / steps;
     out.boundary_pairs += double(st.boundary_pairs) / steps;
-  }
-  out.ms_per_step = 1e3 * std::chrono::duration<double>(Clock::now() - t0).count() / steps;
+  });
+  out.ms_per_step = 1e3 * secs / steps;
   out.bytes = double(s->memory_bytes());
   return out;
 }
@@ -110,19 +102,9 @@ void print(const char* name, const Run& a, double lo, double hi, double ref_ms, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 100, warmup = 100, threads = 0, repeat = 3;
-  bool big = true;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--skip-1m")) big = false;
-    else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N] [--repeat N] [--skip-1m]\n", argv[0]);
-      return 2;
-    }
-  }
+  Options o{.steps = 100, .warmup = 100, .repeat = 3};
+  if (!parse_options(argc, argv, o, true)) return 2;
+  const int steps = o.steps, warmup = o.warmup, threads = o.threads, repeat = o.repeat;
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   const double rss0 = peak_rss_bytes();
   std::printf("SPH dam break, 39^3 = 59,319 particles, r = 0.0125 m, 4 x 3 x 1.5 m box, boundary particles, "
@@ -138,7 +120,7 @@ int main(int argc, char** argv) {
   });
   print("DFSPH (dt 1 ms, 0.05 % / 0.1 %)", d, lo, hi, 126.0, cores);
   std::printf("  solver memory: %.0f bytes per particle (WCSPH), %.0f (DFSPH)\n", w.bytes / w.n, d.bytes / d.n);
-  if (big) {
+  if (o.big) {
     std::printf("\n1M particles (100^3 block, r = 0.01 m, in a 4 x 3 x 2 m box), DFSPH, 5 steps after 2 warm-up\n");
     const Run b = run(SphMethod::Dfsph, 100, 0.01f, vec3(4, 3, 2), 1e-3f, 5, 2, threads);
     std::printf("  ms per step %.1f, %.2f pressure / %.2f divergence iterations\n", b.ms_per_step, b.iterations,

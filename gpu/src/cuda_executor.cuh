@@ -20,7 +20,10 @@ inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Device memory of n elements of T; resize keeps the contents.
+// Device memory of n elements of T, as std::vector holds host memory: resize
+// keeps the contents, zero-fills what it adds, and allocates only when n
+// passes the capacity (which never shrinks), so the resizes of a step cost
+// no cudaMalloc once the arrays have reached their size.
 template <class T>
 class DeviceVector {
  public:
@@ -38,26 +41,30 @@ class DeviceVector {
   void swap(DeviceVector& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
+    std::swap(cap_, o.cap_);
   }
   friend void swap(DeviceVector& a, DeviceVector& b) noexcept { a.swap(b); }
 
   T* data() { return p_; }
   const T* data() const { return p_; }
   size_t size() const { return n_; }
+  size_t capacity() const { return cap_; }
   void resize(size_t n) {
-    if (n == n_) return;
-    T* q = nullptr;
-    if (n) check(cudaMalloc(&q, n * sizeof(T)), "cudaMalloc");
-    if (n && n_) check(cudaMemcpy(q, p_, (n < n_ ? n : n_) * sizeof(T), cudaMemcpyDeviceToDevice), "resize copy");
-    if (n > n_) check(cudaMemset(q + n_, 0, (n - n_) * sizeof(T)), "resize memset");
-    if (p_) cudaFree(p_);
-    p_ = q;
+    if (n > cap_) {
+      T* q = nullptr;
+      check(cudaMalloc(&q, n * sizeof(T)), "cudaMalloc");
+      if (n_) check(cudaMemcpy(q, p_, n_ * sizeof(T), cudaMemcpyDeviceToDevice), "resize copy");
+      if (p_) cudaFree(p_);
+      p_ = q;
+      cap_ = n;
+    }
+    if (n > n_) check(cudaMemset(p_ + n_, 0, (n - n_) * sizeof(T)), "resize memset");
     n_ = n;
   }
 
  private:
   T* p_ = nullptr;
-  size_t n_ = 0;
+  size_t n_ = 0, cap_ = 0;
 };
 
 template <class F>

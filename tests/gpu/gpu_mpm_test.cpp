@@ -5,24 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 
-#include "eddy/core/error.h"
 #include "eddy/core/mpm/mpm.h"
 #include "eddy/gpu/gpu.h"
-#include "../unit/core/scenes.h"
+#include "gpu_test.h"
 
 namespace eddy {
 namespace {
 
 TEST(GpuMpm, BackendReportsWhatItIs) {
   if (gpu::built_with_cuda()) GTEST_SKIP() << "built with CUDA (the PBF test covers the device report)";
-  try {
-    gpu::make_mpm_solver_cuda(MpmParams{});
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("built without CUDA"), std::string::npos) << e.what();
-  }
+  test::expect_built_without_cuda([] { return gpu::make_mpm_solver_cuda(MpmParams{}); });
 }
 
 TEST(GpuMpm, SubstepsMatchTheCpu) {
@@ -61,11 +54,10 @@ TEST(GpuMpm, SubstepsMatchTheCpu) {
     cpu->store(pc, true);
     gpu->store(pg, true);
     ASSERT_EQ(pc.size(), pg.size());
-    std::map<int32_t, std::size_t> by_id;
-    for (std::size_t i = 0; i < pg.size(); ++i) by_id[pg.get_int("id")[i]] = i;
+    const std::vector<std::size_t> at = test::match_by_id(pc, pg);
     float worst_x = 0, worst_F = 0;
     for (std::size_t i = 0; i < pc.size(); ++i) {
-      const std::size_t j = by_id[pc.get_int("id")[i]];
+      const std::size_t j = at[i];
       worst_x = std::max(worst_x, length(pc.P()[i] - pg.P()[j]));
       for (const char* f : {"F0", "F1", "F2"})
         worst_F = std::max(worst_F, length(pc.get_vec3(f)[i] - pg.get_vec3(f)[j]));

@@ -5,22 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "eddy/core/error.h"
 #include "eddy/core/pbf/pbf.h"
 #include "eddy/gpu/gpu.h"
-#include "../unit/core/scenes.h"
+#include "gpu_test.h"
 
 namespace eddy {
 namespace {
-
-// A block thrown into a corner of the tank: every stage of a step works.
-Points splash_block() {
-  Points p = test::block(12, 10, 8, 0.02f, vec3(0.1f, 0.0f, 0.0f));
-  for (std::size_t i = 0; i < p.size(); ++i) p.v()[i] = vec3(1.5f, 0, -0.5f);
-  return p;
-}
 
 std::vector<Collider> tank() {
   const Collider c = test::tank(vec3(0.0f), vec3(1.0f, 1.0f, 0.5f));
@@ -33,12 +25,7 @@ std::vector<Collider> tank() {
 
 TEST(Gpu, BackendReportsWhatItIs) {
   if (!gpu::built_with_cuda()) {
-    try {
-      gpu::make_pbf_solver_cuda(PbfParams{});
-      FAIL() << "expected an error";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("built without CUDA"), std::string::npos) << e.what();
-    }
+    test::expect_built_without_cuda([] { return gpu::make_pbf_solver_cuda(PbfParams{}); });
     return;
   }
   std::printf("  CUDA backend built; device: %s\n", gpu::device_description().c_str());
@@ -52,7 +39,7 @@ TEST(Gpu, PbfStepMatchesTheCpu) {
   PbfParams p;
   p.vorticity = 0.2f;
   p.reorder_interval = 2;
-  const Points start = splash_block();
+  const Points start = test::splash_block();
   auto cpu = make_pbf_solver_cpu(p);
   auto gpu = gpu::make_pbf_solver_cuda(p);
   for (auto* s : {cpu.get(), gpu.get()}) {
@@ -70,13 +57,12 @@ TEST(Gpu, PbfStepMatchesTheCpu) {
   cpu->store(pc);
   gpu->store(pg);
   ASSERT_EQ(pc.size(), pg.size());
-  std::map<int, std::size_t> at;
-  for (std::size_t i = 0; i < pg.size(); ++i) at[pg.get_int("id")[i]] = i;
+  const std::vector<std::size_t> at = test::match_by_id(pc, pg);
   // Tolerance: float round-off (fused multiply-adds on the device) growing
   // over a few steps; far below the particle radius (2 cm).
   float worst_x = 0, worst_v = 0, worst_rho = 0;
   for (std::size_t i = 0; i < pc.size(); ++i) {
-    const std::size_t j = at.at(pc.get_int("id")[i]);
+    const std::size_t j = at[i];
     worst_x = std::max(worst_x, length(pc.P()[i] - pg.P()[j]));
     worst_v = std::max(worst_v, length(pc.v()[i] - pg.v()[j]));
     worst_rho = std::max(worst_rho, std::fabs(pc.get_float("density")[i] - pg.get_float("density")[j]));

@@ -4,33 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 
-#include "eddy/core/error.h"
 #include "eddy/core/sph/sph.h"
 #include "eddy/gpu/gpu.h"
-#include "../unit/core/scenes.h"
+#include "gpu_test.h"
 
 namespace eddy {
 namespace {
-
-// A block thrown into a corner of the tank: every stage of a step works.
-Points splash_block() {
-  Points p = test::block(12, 10, 8, 0.02f, vec3(0.1f, 0.0f, 0.0f));
-  for (std::size_t i = 0; i < p.size(); ++i) p.v()[i] = vec3(1.5f, 0, -0.5f);
-  return p;
-}
 
 Collider tank() { return test::tank(vec3(0.0f), vec3(1.0f, 1.0f, 0.5f)); }
 
 TEST(GpuSph, BackendReportsWhatItIs) {
   if (gpu::built_with_cuda()) GTEST_SKIP() << "built with CUDA (the PBF test covers the device report)";
-  try {
-    gpu::make_sph_solver_cuda(SphParams{});
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("built without CUDA"), std::string::npos) << e.what();
-  }
+  test::expect_built_without_cuda([] { return gpu::make_sph_solver_cuda(SphParams{}); });
 }
 
 TEST(GpuSph, StepMatchesTheCpu) {
@@ -41,7 +27,7 @@ TEST(GpuSph, StepMatchesTheCpu) {
     p.surface_tension = SurfaceTension::Akinci2013;
     p.tension = 0.5f;
     p.reorder_interval = 2;
-    const Points start = splash_block();
+    const Points start = test::splash_block();
     auto cpu = make_sph_solver_cpu(p);
     auto gpu = gpu::make_sph_solver_cuda(p);
     for (auto* s : {cpu.get(), gpu.get()}) {
@@ -61,10 +47,9 @@ TEST(GpuSph, StepMatchesTheCpu) {
     cpu->store(pc);
     gpu->store(pg);
     ASSERT_EQ(pc.size(), pg.size());
-    std::map<int32_t, Vec3f> by_id;
-    for (std::size_t i = 0; i < pg.size(); ++i) by_id[pg.get_int("id")[i]] = pg.P()[i];
+    const std::vector<std::size_t> at = test::match_by_id(pc, pg);
     float worst = 0;
-    for (std::size_t i = 0; i < pc.size(); ++i) worst = std::max(worst, length(pc.P()[i] - by_id[pc.get_int("id")[i]]));
+    for (std::size_t i = 0; i < pc.size(); ++i) worst = std::max(worst, length(pc.P()[i] - pg.P()[at[i]]));
     // Summation order differs (CUB's reductions and float contraction on the device).
     EXPECT_LT(worst, 1e-4f) << "method " << int(m);
   }

@@ -33,38 +33,73 @@ float mpm_grid_spacing(const MpmParams& p, float radius) {
   return p.dx > 0 ? p.dx : 2.0f * radius * std::cbrt(p.particles_per_cell);
 }
 
+const ParamTable<MpmParams>& mpm_param_table() {
+  static const ParamTable<MpmParams> table = [] {
+    ParamTable<MpmParams> t("MPM");
+    // A field of material m.
+    auto of = [](MpmMaterial m, float MpmMaterialParams::*f) {
+      return [m, f](MpmParams& p) -> float& { return p.materials[int(m)].*f; };
+    };
+    using M = MpmMaterialParams;
+    constexpr MpmMaterial water = MpmMaterial::Water, jelly = MpmMaterial::Jelly, snow = MpmMaterial::Snow,
+                          sand = MpmMaterial::Sand;
+    t.real("dx", &MpmParams::dx, 0.0, 100.0, "m",
+           "Grid spacing (0: from the particle radius and particles_per_cell, dx = 2r ppc^(1/3)).")
+        .real("particles_per_cell", &MpmParams::particles_per_cell, 1.0, 64.0, "",
+              "Particles per grid cell when dx is 0 (8: dx is twice the particle spacing).")
+        .vector("gravity", &MpmParams::gravity, "m/s^2", "Gravity.")
+        .choice("transfer", &MpmParams::transfer, kMpmTransferNames,
+                "apic: affine particle-in-cell (conserves angular momentum, little dissipation); pic: velocities "
+                "only (dissipative); flip: a FLIP/PIC blend (lively, noisier).")
+        .real("flip_ratio", &MpmParams::flip_ratio, 0.0, 1.0, "", "flip: the share of FLIP in the blend.")
+        .choice("boundary", &MpmParams::boundary, kMpmBoundaryNames,
+                "How colliders and the domain walls act: separate (material may leave a wall; Coulomb friction), "
+                "slip (no normal motion) or sticky (the material moves with the wall).")
+        .real("domain_friction", &MpmParams::domain_friction, 0.0, 10.0, "", "Coulomb friction of the domain walls.")
+        .real("water_density", of(water, &M::density), 1.0, 1e5, "kg/m^3", "Water: rest density.")
+        .real("water_bulk_modulus", of(water, &M::bulk_modulus), 1.0, 1e10, "Pa",
+              "Water: bulk modulus K of the equation of state (Kirchhoff stress K J (J - 1)); 1e6 gives a sound "
+              "speed of 32 m/s, ample for splashes of a few m/s.")
+        .real("water_viscosity", of(water, &M::viscosity), 0.0, 1e4, "Pa s",
+              "Water: dynamic viscosity (0: inviscid; real water's 0.001 is below what the grid resolves; 1-10 for "
+              "honey-like liquids).")
+        .real("jelly_density", of(jelly, &M::density), 1.0, 1e5, "kg/m^3", "Jelly: rest density.")
+        .real("jelly_youngs_modulus", of(jelly, &M::youngs_modulus), 1.0, 1e10, "Pa",
+              "Jelly: Young's modulus E (fixed corotated elasticity).")
+        .real("jelly_poisson_ratio", of(jelly, &M::poisson_ratio), 0.0, 0.49, "", "Jelly: Poisson's ratio.")
+        .real("snow_density", of(snow, &M::density), 1.0, 1e5, "kg/m^3",
+              "Snow: rest density (Stomakhin et al. 2013: 400).")
+        .real("snow_youngs_modulus", of(snow, &M::youngs_modulus), 1.0, 1e10, "Pa",
+              "Snow: initial Young's modulus E0 (Stomakhin et al. 2013: 1.4e5).")
+        .real("snow_poisson_ratio", of(snow, &M::poisson_ratio), 0.0, 0.49, "", "Snow: Poisson's ratio (0.2).")
+        .real("snow_critical_compression", of(snow, &M::critical_compression), 1e-4, 0.99, "",
+              "Snow: theta_c, compression beyond which it deforms plastically (2.5e-2).")
+        .real("snow_critical_stretch", of(snow, &M::critical_stretch), 1e-4, 10.0, "",
+              "Snow: theta_s, stretch beyond which it deforms plastically (7.5e-3).")
+        .real("snow_hardening", of(snow, &M::hardening), 0.0, 100.0, "",
+              "Snow: hardening xi; moduli scale by exp(xi (1 - Jp)) as it is compacted (10).")
+        .real("sand_density", of(sand, &M::density), 1.0, 1e5, "kg/m^3", "Sand: rest density (2200).")
+        .real("sand_youngs_modulus", of(sand, &M::youngs_modulus), 1.0, 1e10, "Pa",
+              "Sand: Young's modulus (Klar et al. 2016: 3.537e5).")
+        .real("sand_poisson_ratio", of(sand, &M::poisson_ratio), 0.0, 0.49, "", "Sand: Poisson's ratio (0.3).")
+        .real("sand_friction_angle", of(sand, &M::friction_angle), 1.0, 89.0, "deg",
+              "Sand: internal friction angle of the Drucker-Prager cone; a pile settles near this slope.")
+        .real("cfl", &MpmParams::cfl, 0.01, 1.0, "cells", "Substep length as a share of dx / (wave speed + max speed).")
+        .real("max_dt", &MpmParams::max_dt, 1e-6, 1.0, "s", "Longest substep.")
+        .real("max_cfl", &MpmParams::max_cfl, 0.1, 100.0, "cells",
+              "Stop with an error when the fastest particle moves more than this many cells in one substep.")
+        .integer("reorder_interval", &MpmParams::reorder_interval, 0, 1000000, "substeps",
+                 "Reorder particles in memory by grid block every this many substeps (0: never).");
+    return t;
+  }();
+  return table;
+}
+
 void validate(const MpmParams& p) {
-  require(p.dx >= 0, "dx", "must be >= 0 m (0: from the particle radius and particles_per_cell)");
-  require(p.particles_per_cell >= 1 && p.particles_per_cell <= 64, "particles_per_cell", "must be in [1, 64]");
-  require(p.flip_ratio >= 0 && p.flip_ratio <= 1, "flip_ratio", "must be in [0, 1]");
+  mpm_param_table().check(p);
   require(p.domain_max.x > p.domain_min.x && p.domain_max.y > p.domain_min.y && p.domain_max.z > p.domain_min.z,
           "domain", "the maximum corner must be above the minimum on every axis");
-  require(p.domain_friction >= 0, "domain_friction", "must be >= 0");
-  for (int m = 0; m < kMpmMaterialCount; ++m) {
-    const MpmMaterialParams& q = p.materials[m];
-    const std::string name = kMpmMaterialNames[m].name;
-    require(q.density > 0, name + "_density", "must be > 0 kg/m^3");
-    if (m == int(MpmMaterial::Water)) {
-      require(q.bulk_modulus > 0, name + "_bulk_modulus", "must be > 0 Pa");
-      require(q.viscosity >= 0, name + "_viscosity", "must be >= 0 Pa s");
-      continue;
-    }
-    require(q.youngs_modulus > 0, name + "_youngs_modulus", "must be > 0 Pa");
-    require(q.poisson_ratio >= 0 && q.poisson_ratio < 0.5f, name + "_poisson_ratio", "must be in [0, 0.5)");
-    if (m == int(MpmMaterial::Snow)) {
-      require(q.critical_compression > 0 && q.critical_compression < 1, "snow_critical_compression",
-              "must be in (0, 1)");
-      require(q.critical_stretch > 0, "snow_critical_stretch", "must be > 0");
-      require(q.hardening >= 0, "snow_hardening", "must be >= 0");
-    }
-    if (m == int(MpmMaterial::Sand))
-      require(q.friction_angle > 0 && q.friction_angle < 90, "sand_friction_angle", "must be in (0, 90) degrees");
-  }
-  require(p.cfl > 0 && p.cfl <= 1, "cfl", "must be in (0, 1] cells");
-  require(p.max_dt > 0, "max_dt", "must be > 0 s");
   require(p.min_dt > 0 && p.min_dt <= p.max_dt, "min_dt", "must be in (0, max_dt]");
-  require(p.max_cfl > 0, "max_cfl", "must be > 0 cells");
-  require(p.reorder_interval >= 0, "reorder_interval", "must be >= 0");
   require(p.max_grid_bytes >= 0, "max_grid_bytes", "must be >= 0 (0: half the physical memory)");
 }
 

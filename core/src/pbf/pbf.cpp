@@ -11,25 +11,43 @@
 
 namespace eddy {
 
-namespace {
-void require(bool ok, const char* name, const std::string& what) { require_param(ok, "PBF", name, what); }
-}  // namespace
+const ParamTable<PbfParams>& pbf_param_table() {
+  static const ParamTable<PbfParams> table = [] {
+    ParamTable<PbfParams> t("PBF");
+    liquid_fields(t,
+                  "Smoothing kernels: cubic spline for density and gradient (consistent, the default), or poly6 "
+                  "density with spiky gradient (the paper's choice).",
+                  1.0)
+        .integer("min_iterations", &PbfParams::min_iterations, 0, 1000, "",
+                 "Fewest iterations per substep (error_target).")
+        .integer("max_iterations", &PbfParams::max_iterations, 0, 1000, "",
+                 "Most iterations per substep (error_target; 0: density only, no correction).")
+        .real("max_density_error", &PbfParams::max_density_error, 0.0, 100.0, "%",
+              "Target mean compression error (error_target; 0: always max_iterations).")
+        .real("epsilon", &PbfParams::epsilon, 0.0, 10.0, "",
+              "Relaxation added to the lambda denominator, as a fraction of sum |grad C|^2 of a full "
+              "neighbourhood (resolution independent); softens the constraint.")
+        .real("scorr_k", &PbfParams::scorr_k, 0.0, 10.0, "",
+              "Tensile correction strength k of s_corr = -k (W(r)/W(dq))^n, in units of the lambda of a 100 % "
+              "density violation; counters particle clumping at the surface.")
+        .real("scorr_n", &PbfParams::scorr_n, 1.0, 16.0, "", "Exponent n of s_corr.")
+        .real("scorr_dq", &PbfParams::scorr_dq, 0.01, 0.99, "h",
+              "Reference distance |dq| of s_corr, as a fraction of h.")
+        .real("xsph", &PbfParams::xsph, 0.0, 1.0, "", "XSPH viscosity c: blends each velocity towards its neighbours'.")
+        .real("vorticity", &PbfParams::vorticity, 0.0, 1000.0, "m/s",
+              "Vorticity confinement epsilon: re-injects the swirl numerical damping removes (0: off).")
+        .flag("wall_density", &PbfParams::wall_density,
+              "Colliders contribute the density of a rest-density half-space beyond their surface, so liquid at "
+              "walls is neither sucked in nor stacked (planar approximation of density maps).");
+    liquid_guard_fields(t, "substep");
+    return t;
+  }();
+  return table;
+}
 
 void validate(const PbfParams& p) {
-  require(p.rest_density > 0, "rest_density", "must be > 0 kg/m^3");
-  require(p.kernel_scale >= 1.0f && p.kernel_scale <= 4.0f, "kernel_scale", "must be in [1, 4] particle spacings");
-  require(p.min_iterations >= 0, "min_iterations", "must be >= 0");
-  require(p.max_iterations >= p.min_iterations, "max_iterations", "must be >= min_iterations");
-  require(p.max_iterations <= 1000, "max_iterations", "must be <= 1000");
-  require(p.max_density_error >= 0, "max_density_error", "must be >= 0 %");
-  require(p.epsilon >= 0, "epsilon", "must be >= 0");
-  require(p.scorr_k >= 0, "scorr_k", "must be >= 0");
-  require(p.scorr_n >= 1, "scorr_n", "must be >= 1");
-  require(p.scorr_dq > 0 && p.scorr_dq < 1, "scorr_dq", "must be in (0, 1) of h");
-  require(p.xsph >= 0 && p.xsph <= 1, "xsph", "must be in [0, 1]");
-  require(p.vorticity >= 0, "vorticity", "must be >= 0");
-  require(p.reorder_interval >= 0, "reorder_interval", "must be >= 0");
-  require(p.max_cfl > 0, "max_cfl", "must be > 0");
+  pbf_param_table().check(p);
+  require_param(p.max_iterations >= p.min_iterations, "PBF", "max_iterations", "must be >= min_iterations");
 }
 
 std::vector<float> pbf_wall_table(const PbfParams& p, float radius, int samples) {

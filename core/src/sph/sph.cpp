@@ -13,34 +13,74 @@
 
 namespace eddy {
 
-namespace {
-void require(bool ok, const char* name, const std::string& what) { require_param(ok, "SPH", name, what); }
-}  // namespace
+const ParamTable<SphParams>& sph_param_table() {
+  static const ParamTable<SphParams> table = [] {
+    ParamTable<SphParams> t("SPH");
+    t.choice("method", &SphParams::method, kSphMethodNames,
+             "wcsph: weakly compressible (explicit, small steps); dfsph: divergence-free, incompressible to "
+             "max_density_error (larger steps, iterations per step).")
+        .real("cfl", &SphParams::cfl, 0.01, 2.0, "diameters",
+              "CFL number: the fastest particle moves at most this many particle diameters per step.")
+        .real("max_dt", &SphParams::max_dt, 1e-5, 1.0, "s", "Longest adaptive step.");
+    liquid_fields(t,
+                  "Density and gradient kernels: the cubic spline (the default: a column at rest settles), or poly6 "
+                  "density with spiky gradient (Mueller et al. 2003; measured to boil a column at rest under the "
+                  "Tait equation).",
+                  1.5)
+        .real("speed_of_sound", &SphParams::speed_of_sound, 0.0, 1e4, "m/s",
+              "WCSPH speed of sound c0 (0: ten times expected_speed, so density varies by about 1 %).")
+        .real("expected_speed", &SphParams::expected_speed, 0.0, 1e4, "m/s",
+              "Largest speed the scene should reach (0: the fastest initial particle plus free fall over the "
+              "particles' height and their drop to the nearest collider, estimated when the solver loads them: a "
+              "frame resumed from the cache estimates it anew from that frame, so set it for a resume that takes "
+              "the same time steps).")
+        .real("gamma", &SphParams::gamma, 1.0, 10.0, "", "Tait exponent gamma (water: 7).")
+        .flag("clamp_negative_pressure", &SphParams::clamp_negative_pressure,
+              "WCSPH: no negative pressure, so the free surface does not clump (tensile instability).")
+        .real("max_density_error", &SphParams::max_density_error, 1e-4, 100.0, "%",
+              "DFSPH: the density solver iterates until the mean compression is below this.")
+        .real("max_divergence_error", &SphParams::max_divergence_error, 1e-4, 100.0, "%",
+              "DFSPH: the divergence solver iterates until the mean rate of compression over a step is below "
+              "this.")
+        .integer("min_iterations", &SphParams::min_iterations, 0, 10000, "",
+                 "DFSPH: fewest solver iterations per step.")
+        .integer("max_iterations", &SphParams::max_iterations, 1, 10000, "",
+                 "DFSPH: most solver iterations per step.")
+        .flag("divergence_solver", &SphParams::divergence_solver, "DFSPH: make velocities divergence-free each step.")
+        .flag("warm_start", &SphParams::warm_start, "DFSPH: start each solve from half the last step's stiffness.")
+        .real("viscosity", &SphParams::viscosity, 0.0, 1000.0, "Pa s",
+              "Dynamic viscosity mu (Mueller et al. 2003's viscosity kernel). Water: 0.001; graphics scenes use "
+              "0.01-1 for calmer or thicker liquids.")
+        .real("xsph", &SphParams::xsph, 0.0, 1.0, "", "XSPH: blends each velocity towards its neighbours' (0: off).")
+        .choice("walls", &SphParams::walls, kSphWallsNames,
+                "boundary_particles: collider surfaces sampled with particles that add density and pressure "
+                "(Akinci et al. 2012; accurate pressure at walls); spring_damper: a penalty force within one "
+                "particle radius of each collider.")
+        .real("boundary_spacing", &SphParams::boundary_spacing, 0.25, 2.0, "spacings",
+              "Spacing of boundary particles, in particle spacings.")
+        .real("wall_stiffness", &SphParams::wall_stiffness, 1e-4, 100.0, "",
+              "Spring-damper walls: stiffness k = wall_stiffness x (c0 / r)^2.")
+        .real("wall_damping", &SphParams::wall_damping, 0.0, 10.0, "",
+              "Spring-damper walls: damping ratio zeta = c / (2 sqrt(k)); damps motion into the wall only.")
+        .choice("surface_tension", &SphParams::surface_tension, kSurfaceTensionNames,
+                "akinci2013: cohesion and curvature (Akinci et al. 2013), robust; color_field: sigma kappa n from "
+                "the colour field (Mueller et al. 2003) where |grad c| passes color_threshold.")
+        .real("tension", &SphParams::tension, 0.0, 1e4, "",
+              "Surface tension strength: akinci2013's gamma (about 0.1-5), or color_field's sigma in N/m (water: "
+              "0.0728).")
+        .real("color_threshold", &SphParams::color_threshold, 0.0, 0.99, "",
+              "color_field: particles whose |grad c| is below this share of a flat surface's are interior and get "
+              "no force.");
+    liquid_guard_fields(t, "step");
+    return t;
+  }();
+  return table;
+}
 
 void validate(const SphParams& p) {
-  require(p.rest_density > 0, "rest_density", "must be > 0 kg/m^3");
-  require(p.kernel_scale >= 1.5f && p.kernel_scale <= 4.0f, "kernel_scale", "must be in [1.5, 4] particle spacings");
-  require(p.speed_of_sound >= 0, "speed_of_sound", "must be >= 0 m/s (0: automatic)");
-  require(p.expected_speed >= 0, "expected_speed", "must be >= 0 m/s (0: estimated)");
-  require(p.gamma >= 1 && p.gamma <= 10, "gamma", "must be in [1, 10]");
-  require(p.max_density_error > 0, "max_density_error", "must be > 0 %");
-  require(p.max_divergence_error > 0, "max_divergence_error", "must be > 0 %");
-  require(p.min_iterations >= 0, "min_iterations", "must be >= 0");
-  require(p.max_iterations >= std::max(1, p.min_iterations), "max_iterations", "must be >= 1 and >= min_iterations");
-  require(p.max_iterations <= 10000, "max_iterations", "must be <= 10000");
-  require(p.viscosity >= 0, "viscosity", "must be >= 0 Pa s");
-  require(p.xsph >= 0 && p.xsph <= 1, "xsph", "must be in [0, 1]");
-  require(p.boundary_spacing >= 0.25f && p.boundary_spacing <= 2.0f, "boundary_spacing",
-          "must be in [0.25, 2] particle spacings");
-  require(p.wall_stiffness > 0, "wall_stiffness", "must be > 0");
-  require(p.wall_damping >= 0, "wall_damping", "must be >= 0");
-  require(p.tension >= 0, "tension", "must be >= 0");
-  require(p.color_threshold >= 0 && p.color_threshold < 1, "color_threshold", "must be in [0, 1)");
-  require(p.cfl > 0 && p.cfl <= 2, "cfl", "must be in (0, 2] particle diameters");
-  require(p.max_dt > 0, "max_dt", "must be > 0 s");
-  require(p.min_dt > 0 && p.min_dt <= p.max_dt, "min_dt", "must be in (0, max_dt] s");
-  require(p.reorder_interval >= 0, "reorder_interval", "must be >= 0");
-  require(p.max_cfl > 0, "max_cfl", "must be > 0");
+  sph_param_table().check(p);
+  require_param(p.max_iterations >= p.min_iterations, "SPH", "max_iterations", "must be >= min_iterations");
+  require_param(p.min_dt > 0 && p.min_dt <= p.max_dt, "SPH", "min_dt", "must be in (0, max_dt] s");
 }
 
 float sph_surface_gradient(float s, float h) {

@@ -42,17 +42,6 @@ void write_points_file(const std::string& path, const Points& pts) {
   write_vdb(path, v);
 }
 
-void check_extension(const ParamSet& p, const CheckContext& c, std::initializer_list<const char*> allowed) {
-  const std::string& path = std::get<std::string>(p.at("path"));
-  const std::string ext = lower_extension(path);
-  std::string list;
-  for (const char* a : allowed) {
-    if (ext == a) return;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  throw Error(c.where + ".params.path: \"" + path + "\" has extension '" + ext + "'; expected " + list);
-}
-
 class WriteVdbNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
@@ -137,91 +126,72 @@ class FileCacheNode final : public Node {
   }
 };
 
-bool path_has_frame_token(const ParamSet& p) { return has_frame_token(std::get<std::string>(p.at("path"))); }
-
 }  // namespace
 
 void register_files(Registry& r) {
   {
     NodeSpec s;
     s.type = "WriteVDB";
-    s.time_dependent = true;
     s.describe("Output",
                "Writes every grid of its inputs (level sets, VDB points, fog) into one .vdb file per frame, "
                "which Houdini and Blender open as it is. Passes the grids through.")
         .input("vdb", "volumes", "Grids to write (any number of links, in link order).", false, true)
-        .output("vdb", "volumes", "All input grids.")
-        .param_path("path", "$OS/fluid.$F4.vdb",
-                    "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id. Relative paths "
-                    "resolve under the output folder.");
-    s.check = [](const ParamSet& p, const CheckContext& c) {
-      check_output_pattern(std::get<std::string>(p.at("path")), c, "fluid.$F4.vdb");
-      check_extension(p, c, {".vdb"});
-    };
+        .output("vdb", "volumes", "All input grids.");
+    output_path_param(s, "$OS/fluid.$F4.vdb",
+                      "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id. Relative "
+                      "paths resolve under the output folder.",
+                      {".vdb"});
     r.add(std::move(s.make<WriteVdbNode>()));
   }
   {
     NodeSpec s;
     s.type = "WriteMesh";
-    s.time_dependent = true;
     s.describe("Output", "Writes the mesh of each frame as .obj (text, with normals) or binary .ply.")
         .input("mesh", "mesh", "Mesh to write.")
-        .output("mesh", "mesh", "The input, unchanged.")
-        .param_path("path", "$OS/surface.$F4.obj", "File path (.obj or .ply); $F4 is the frame padded to 4 digits.");
-    s.check = [](const ParamSet& p, const CheckContext& c) {
-      check_output_pattern(std::get<std::string>(p.at("path")), c, "surface.$F4.obj");
-      check_extension(p, c, {".obj", ".ply"});
-    };
+        .output("mesh", "mesh", "The input, unchanged.");
+    output_path_param(s, "$OS/surface.$F4.obj", "File path (.obj or .ply); $F4 is the frame padded to 4 digits.",
+                      {".obj", ".ply"});
     r.add(std::move(s.make<WriteMeshNode>()));
   }
+  const std::string relative = "File path; relative paths resolve against the graph file's folder.";
   {
     NodeSpec s;
     s.type = "ReadVDB";
-    s.frame_dependent = path_has_frame_token;
     s.describe("Input", "Reads every grid of a .vdb file (a $F4 token reads a sequence).")
-        .output("vdb", "volumes", "The file's grids.")
-        .param_path("path", "", "File path; relative paths resolve against the graph file's folder.");
+        .output("vdb", "volumes", "The file's grids.");
+    input_path_param(s, relative, {});
     r.add(std::move(s.make<ReadVdbNode>()));
   }
   {
     NodeSpec s;
     s.type = "ReadMesh";
-    s.frame_dependent = path_has_frame_token;
     s.describe("Input", "Reads a mesh from .obj or .ply (a $F4 token reads a sequence).")
-        .output("mesh", "mesh", "The mesh, with point normals (computed when the file has none).")
-        .param_path("path", "", "File path; relative paths resolve against the graph file's folder.");
-    s.check = [](const ParamSet& p, const CheckContext& c) { check_extension(p, c, {".obj", ".ply"}); };
+        .output("mesh", "mesh", "The mesh, with point normals (computed when the file has none).");
+    input_path_param(s, relative, {".obj", ".ply"});
     r.add(std::move(s.make<ReadMeshNode>()));
   }
   {
     NodeSpec s;
     s.type = "ReadParticles";
-    s.frame_dependent = path_has_frame_token;
     s.describe("Input", "Reads particles with their attributes from a .ply point cloud or a .vdb's VDB points.")
-        .output("particles", "points", "The particles.")
-        .param_path("path", "", "File path; relative paths resolve against the graph file's folder.")
+        .output("particles", "points", "The particles.");
+    input_path_param(s, relative, {".ply", ".vdb"})
         .param_string("grid", "", "For .vdb: the points grid to read (empty: the first).")
         .param_float("radius", 0.0, 0.0, {}, "m", "Particle radius to set (0: the one stored in the file).");
-    s.check = [](const ParamSet& p, const CheckContext& c) { check_extension(p, c, {".ply", ".vdb"}); };
     r.add(std::move(s.make<ReadParticlesNode>()));
   }
   {
     NodeSpec s;
     s.type = "FileCache";
-    s.time_dependent = true;
     s.lazy_inputs = true;
     s.describe("Output",
                "Houdini's File Cache for particles: each frame is written to disk (.ply or .vdb) and read back "
                "when its file exists, so a long simulation is cooked once. mode auto: read when cached, else cook "
                "and write; write: always cook and overwrite; read: only read.")
         .input("particles", "points", "Particles to cache.", true)
-        .output("particles", "points", "The particles, cooked or read.")
-        .param_path("path", "$OS/cache.$F4.ply", "File path (.ply or .vdb) with a frame token.")
+        .output("particles", "points", "The particles, cooked or read.");
+    output_path_param(s, "$OS/cache.$F4.ply", "File path (.ply or .vdb) with a frame token.", {".ply", ".vdb"})
         .param_enum("mode", {"auto", "write", "read"}, "auto", "When to cook upstream (see above).");
-    s.check = [](const ParamSet& p, const CheckContext& c) {
-      check_output_pattern(std::get<std::string>(p.at("path")), c, "cache.$F4.ply");
-      check_extension(p, c, {".ply", ".vdb"});
-    };
     r.add(std::move(s.make<FileCacheNode>()));
   }
 }

@@ -1,6 +1,7 @@
 // WriteParticles: a .ply point cloud per frame, written atomically.
 #include <sstream>
 
+#include "eddy/core/io.h"
 #include "eddy/core/ply.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/util.h"
@@ -23,12 +24,46 @@ std::vector<std::string> split_names(const std::string& s) {
   return out;
 }
 
-void check_output_pattern(const std::string& path, const CheckContext& c, const char* example) {
+namespace {
+
+void check_output_pattern(const std::string& path, const CheckContext& c, const std::string& example) {
   if (path.empty()) throw Error(c.where + ".params.path: is empty; expected a file path like " + example);
   if (c.frame_end > c.frame_start && !has_frame_token(path))
     throw Error(c.where + ".params.path: \"" + path + "\" has no frame token ($F or $F4) but the graph cooks frames " +
                 std::to_string(c.frame_start) + "-" + std::to_string(c.frame_end) +
                 ": every frame would overwrite the last");
+}
+
+void check_extension(const std::string& path, const CheckContext& c, const std::vector<std::string>& allowed) {
+  if (allowed.empty()) return;
+  const std::string ext = lower_extension(path);
+  std::string list;
+  for (const std::string& a : allowed) {
+    if (ext == a) return;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  throw Error(c.where + ".params.path: \"" + path + "\" has extension '" + ext + "'; expected " + list);
+}
+
+const std::string& path_of(const ParamSet& p) { return std::get<std::string>(p.at("path")); }
+
+}  // namespace
+
+NodeSpec& output_path_param(NodeSpec& s, std::string def, std::string doc, std::vector<std::string> extensions) {
+  std::string example = def.rfind("$OS/", 0) == 0 ? def.substr(4) : def;
+  s.time_dependent = true;
+  s.check = [example = std::move(example), extensions](const ParamSet& p, const CheckContext& c) {
+    check_output_pattern(path_of(p), c, example);
+    check_extension(path_of(p), c, extensions);
+  };
+  return s.param_path("path", std::move(def), std::move(doc));
+}
+
+NodeSpec& input_path_param(NodeSpec& s, std::string doc, std::vector<std::string> extensions) {
+  s.frame_dependent = [](const ParamSet& p) { return has_frame_token(path_of(p)); };
+  if (!extensions.empty())
+    s.check = [extensions](const ParamSet& p, const CheckContext& c) { check_extension(path_of(p), c, extensions); };
+  return s.param_path("path", "", std::move(doc));
 }
 
 namespace {
@@ -49,19 +84,15 @@ class WriteParticlesNode final : public Node {
 void register_io(Registry& r) {
   NodeSpec s;
   s.type = "WriteParticles";
-  s.time_dependent = true;
   s.describe("Output",
              "Writes the particles of each frame as a binary .ply point cloud (x y z, vx vy vz, then the chosen "
              "attributes) to a temporary name and renames it into place. A relative path resolves under the "
              "output folder (eddy run --out). Passes its input through.")
       .input("particles", "points", "Particles to write.")
-      .output("particles", "points", "The input, unchanged.")
-      .param_path("path", "$OS/particles.$F4.ply",
-                  "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.")
-      .param_string("attributes", "*",
-                    "Attributes to write besides P and v, separated by spaces; * writes all.");
-  s.check = [](const ParamSet& p, const CheckContext& c) { check_output_pattern(std::get<std::string>(p.at("path")), c, "particles.$F4.ply");
-  };
+      .output("particles", "points", "The input, unchanged.");
+  output_path_param(s, "$OS/particles.$F4.ply",
+                    "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.", {})
+      .param_string("attributes", "*", "Attributes to write besides P and v, separated by spaces; * writes all.");
   r.add(std::move(s.make<WriteParticlesNode>()));
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 // The built-in node library, registered by the plug-in entry point in plugin.cpp.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "eddy/core/enum_names.h"
 #include "eddy/core/error.h"
+#include "eddy/core/kernels.h"
+#include "eddy/core/param_table.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
@@ -14,11 +17,73 @@ namespace eddy::library {
 
 // "a, b c" -> {"a", "b", "c"}: attribute lists in parameters.
 std::vector<std::string> split_names(const std::string& s);
-// The check shared by every writer: a path, and a frame token when several
-// frames are cooked (or each frame would overwrite the last).
-void check_output_pattern(const std::string& path, const CheckContext& c, const char* example);
+// The `path` parameter of a node that writes a file each frame (the writers,
+// FileCache), default `def` ("$OS/name.$F4.ext"): the node is time
+// dependent, and loading checks that the path is not empty, has a frame
+// token when several frames are cooked (or each frame would overwrite the
+// last) and, unless `extensions` is empty, ends in one of them.
+NodeSpec& output_path_param(NodeSpec& s, std::string def, std::string doc, std::vector<std::string> extensions);
+// The `path` parameter of a reader: a frame token makes it read a sequence
+// (the node is frame dependent); unless `extensions` is empty, loading
+// checks that the path ends in one of them.
+NodeSpec& input_path_param(NodeSpec& s, std::string doc, std::vector<std::string> extensions);
 
-// The solver nodes (solver_nodes.cpp). The particles a stateful solver
+// An enum parameter's value, mapped by name through the enum's table in core/
+// (the spec lists the same table's names, so validation has ruled out others).
+template <class E, std::size_t N>
+E enum_param(const CookContext& c, const std::string& name, const EnumName<E> (&table)[N]) {
+  const std::string& v = c.param_string(name);
+  if (const auto e = enum_from_name(table, v)) return *e;
+  throw Error(c.where() + ".params." + name + ": unknown value '" + v + "'");
+}
+
+// The solver nodes (solver_nodes.cpp). The spec every solver node starts
+// from: stateful, in "Solvers", with the `particles` and `colliders` inputs,
+// the `particles` output (output_doc) and the `device` parameter.
+NodeSpec solver_spec(std::string type, std::string doc, std::string output_doc);
+// A core parameter table's fields (param_table.h) as the node's parameters,
+// with the defaults of a default-constructed P and the table's ranges, units
+// and docs: in the table's order, every field the spec does not have yet, up
+// to and including `through` (empty: to the end). So a node places
+// parameters of its own between parts of the table.
+template <class P>
+NodeSpec& table_params(NodeSpec& s, const ParamTable<P>& t, std::string_view through = {}) {
+  P d;  // the accessors take a mutable struct
+  for (const ParamField<P>& f : t.fields()) {
+    if (s.find_param(f.name) == nullptr) {
+      switch (f.kind) {
+        case ParamKind::Real: s.param_float(f.name, f.real(d), f.lo, f.hi, f.unit, f.doc); break;
+        case ParamKind::Integer: s.param_int(f.name, f.integer(d), f.lo, f.hi, f.unit, f.doc); break;
+        case ParamKind::Flag: s.param_bool(f.name, f.flag(d), f.doc); break;
+        case ParamKind::Vector: {
+          const Vec3f v = f.vector(d);
+          s.param_vec3(f.name, {v.x, v.y, v.z}, {}, {}, f.unit, f.doc);
+          break;
+        }
+        case ParamKind::Choice: s.param_enum(f.name, f.items, f.get_choice(d), f.doc); break;
+      }
+    }
+    if (f.name == through) break;
+  }
+  return s;
+}
+// The node's values of every field of the table, read into `p`.
+template <class P>
+void read_table_params(const CookContext& c, const ParamTable<P>& t, P& p) {
+  for (const ParamField<P>& f : t.fields()) {
+    switch (f.kind) {
+      case ParamKind::Real: f.real(p) = float(c.param_float(f.name)); break;
+      case ParamKind::Integer: f.integer(p) = int(c.param_int(f.name)); break;
+      case ParamKind::Flag: f.flag(p) = c.param_bool(f.name); break;
+      case ParamKind::Vector: f.vector(p) = c.param_vec3f(f.name); break;
+      case ParamKind::Choice:
+        if (!f.set_choice(p, c.param_string(f.name)))
+          throw Error(c.where() + ".params." + f.name + ": unknown value '" + c.param_string(f.name) + "'");
+        break;
+    }
+  }
+}
+// The particles a stateful solver
 // continues from: its own output at frame - 1, or at the start frame its
 // input with an `id` added when missing; throws when they have no radius.
 std::shared_ptr<const Points> solver_start(const CookContext& ctx);
@@ -30,14 +95,6 @@ uint64_t params_signature(const CookContext& ctx);
 // cancellation point between two steps.
 void step_progress(CookContext& ctx, double fraction, const char* what);
 
-// An enum parameter's value, mapped by name through the enum's table in core/
-// (the spec lists the same table's names, so validation has ruled out others).
-template <class E, std::size_t N>
-E enum_param(const CookContext& c, const std::string& name, const EnumName<E> (&table)[N]) {
-  const std::string& v = c.param_string(name);
-  if (const auto e = enum_from_name(table, v)) return *e;
-  throw Error(c.where() + ".params." + name + ": unknown value '" + v + "'");
-}
 
 // A solver on the node's `device` parameter: cpu (TBB, ctx.threads()) or cuda.
 template <class Solver, class Params>

@@ -21,37 +21,10 @@ namespace {
 
 MpmParams read_params(const CookContext& c) {
   MpmParams p;
-  p.dx = float(c.param_float("dx"));
-  p.particles_per_cell = float(c.param_float("particles_per_cell"));
-  p.gravity = c.param_vec3f("gravity");
-  p.transfer = enum_param(c, "transfer", kMpmTransferNames);
-  p.flip_ratio = float(c.param_float("flip_ratio"));
-  p.boundary = enum_param(c, "boundary", kMpmBoundaryNames);
+  read_table_params(c, mpm_param_table(), p);
   const Vec3f center = c.param_vec3f("domain_center"), size = c.param_vec3f("domain_size");
   p.domain_min = center - size * 0.5f;
   p.domain_max = center + size * 0.5f;
-  p.domain_friction = float(c.param_float("domain_friction"));
-  for (int m = 0; m < kMpmMaterialCount; ++m) {
-    MpmMaterialParams& q = p.materials[m];
-    const std::string n = std::string(kMpmMaterialNames[m].name) + "_";
-    q.density = float(c.param_float(n + "density"));
-    if (m == int(MpmMaterial::Water)) {
-      q.bulk_modulus = float(c.param_float("water_bulk_modulus"));
-      q.viscosity = float(c.param_float("water_viscosity"));
-      continue;
-    }
-    q.youngs_modulus = float(c.param_float(n + "youngs_modulus"));
-    q.poisson_ratio = float(c.param_float(n + "poisson_ratio"));
-  }
-  MpmMaterialParams& snow = p.materials[int(MpmMaterial::Snow)];
-  snow.critical_compression = float(c.param_float("snow_critical_compression"));
-  snow.critical_stretch = float(c.param_float("snow_critical_stretch"));
-  snow.hardening = float(c.param_float("snow_hardening"));
-  p.materials[int(MpmMaterial::Sand)].friction_angle = float(c.param_float("sand_friction_angle"));
-  p.cfl = float(c.param_float("cfl"));
-  p.max_dt = float(c.param_float("max_dt"));
-  p.max_cfl = float(c.param_float("max_cfl"));
-  p.reorder_interval = int(c.param_int("reorder_interval"));
   p.max_grid_bytes = c.param_float("max_grid_memory") * 1e9;
   return p;
 }
@@ -183,86 +156,33 @@ class FromMeshNode final : public Node {
 
 void register_mpm(Registry& r) {
   {
-    const MpmParams d;
     std::vector<std::string> material_items = enum_names(kMpmMaterialNames);
     material_items.insert(material_items.begin(), "from_attribute");
-    NodeSpec s;
-    s.type = "MPMSolver";
-    s.stateful = true;
-    s.describe(
-         "Solvers",
-         "Material point method: MLS-MPM (Hu et al. 2018) with APIC transfers (Jiang et al. 2015) on quadratic "
-         "B-splines over a sparse grid, for water, jelly, snow and sand, also mixed in one simulation. Each "
-         "particle's material comes from its integer `material` attribute (0 water, 1 jelly, 2 snow, 3 sand; set by "
-         "MPMMaterial) or from `material`. Water follows a J-based equation of state, jelly fixed corotated "
-         "elasticity, snow Stomakhin et al. 2013's plasticity with hardening, sand Drucker-Prager plasticity in "
-         "Hencky strain (Klar et al. 2016). Colliders act on grid nodes (sticky, slip or separate with their "
-         "friction); the domain box's faces are walls, and only blocks of the grid near particles are allocated. "
-         "Substeps adapt to the CFL and elastic wave speed. SI units. Stops with an error naming the frame when "
-         "the simulation becomes unstable.")
-        .input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
-        .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
-        .output("particles", "points",
-                "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "
-                "the deformation gradient F (rows F0, F1, F2), the affine matrix C (C0..C2) and Jp.")
-        .param_enum("material", material_items, "from_attribute",
-                    "from_attribute: each particle's `material` attribute (water where the input has none); otherwise "
-                    "one material for every particle.")
-        .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).")
-        .param_float("dx", d.dx, 0.0, 100.0, "m",
-                     "Grid spacing (0: from the particle radius and particles_per_cell, dx = 2r ppc^(1/3)).")
-        .param_float("particles_per_cell", d.particles_per_cell, 1.0, 64.0, "",
-                     "Particles per grid cell when dx is 0 (8: dx is twice the particle spacing).")
-        .param_vec3("gravity", {d.gravity.x, d.gravity.y, d.gravity.z}, {}, {}, "m/s^2", "Gravity.")
-        .param_enum("transfer", enum_names(kMpmTransferNames), enum_name(kMpmTransferNames, d.transfer),
-                    "apic: affine particle-in-cell (conserves angular momentum, little dissipation); pic: "
-                    "velocities only (dissipative); flip: a FLIP/PIC blend (lively, noisier).")
-        .param_float("flip_ratio", d.flip_ratio, 0.0, 1.0, "", "flip: the share of FLIP in the blend.")
-        .param_enum("boundary", enum_names(kMpmBoundaryNames), enum_name(kMpmBoundaryNames, d.boundary),
-                    "How colliders and the domain walls act: separate (material may leave a wall; Coulomb friction), "
-                    "slip (no normal motion) or sticky (the material moves with the wall).")
+    NodeSpec s = solver_spec(
+        "MPMSolver",
+        "Material point method: MLS-MPM (Hu et al. 2018) with APIC transfers (Jiang et al. 2015) on quadratic "
+        "B-splines over a sparse grid, for water, jelly, snow and sand, also mixed in one simulation. Each "
+        "particle's material comes from its integer `material` attribute (0 water, 1 jelly, 2 snow, 3 sand; set by "
+        "MPMMaterial) or from `material`. Water follows a J-based equation of state, jelly fixed corotated "
+        "elasticity, snow Stomakhin et al. 2013's plasticity with hardening, sand Drucker-Prager plasticity in "
+        "Hencky strain (Klar et al. 2016). Colliders act on grid nodes (sticky, slip or separate with their "
+        "friction); the domain box's faces are walls, and only blocks of the grid near particles are allocated. "
+        "Substeps adapt to the CFL and elastic wave speed. SI units. Stops with an error naming the frame when "
+        "the simulation becomes unstable.",
+        "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "
+        "the deformation gradient F (rows F0, F1, F2), the affine matrix C (C0..C2) and Jp.");
+    s.param_enum("material", material_items, "from_attribute",
+                 "from_attribute: each particle's `material` attribute (water where the input has none); otherwise "
+                 "one material for every particle.");
+    table_params(s, mpm_param_table(), "boundary")
         .param_vec3("domain_center", {0.0, 1.0, 0.0}, {}, {}, "m", "Centre of the simulation domain.")
         .param_vec3("domain_size", {4.0, 4.0, 4.0}, 1e-6, {}, "m",
                     "Edge lengths of the domain; its faces are walls. Particles outside it at the start are left "
-                    "out. Only the grid near particles is allocated, so a large domain costs little.")
-        .param_float("domain_friction", d.domain_friction, 0.0, 10.0, "", "Coulomb friction of the domain walls.")
-        .param_float("water_density", d.materials[0].density, 1.0, 1e5, "kg/m^3", "Water: rest density.")
-        .param_float("water_bulk_modulus", d.materials[0].bulk_modulus, 1.0, 1e10, "Pa",
-                     "Water: bulk modulus K of the equation of state (Kirchhoff stress K J (J - 1)); 1e6 gives a sound "
-                     "speed of 32 m/s, ample for splashes of a few m/s.")
-        .param_float("water_viscosity", d.materials[0].viscosity, 0.0, 1e4, "Pa s",
-                     "Water: dynamic viscosity (0: inviscid; real water's 0.001 is below what the grid resolves; "
-                     "1-10 for honey-like liquids).")
-        .param_float("jelly_density", d.materials[1].density, 1.0, 1e5, "kg/m^3", "Jelly: rest density.")
-        .param_float("jelly_youngs_modulus", d.materials[1].youngs_modulus, 1.0, 1e10, "Pa",
-                     "Jelly: Young's modulus E (fixed corotated elasticity).")
-        .param_float("jelly_poisson_ratio", d.materials[1].poisson_ratio, 0.0, 0.49, "", "Jelly: Poisson's ratio.")
-        .param_float("snow_density", d.materials[2].density, 1.0, 1e5, "kg/m^3",
-                     "Snow: rest density (Stomakhin et al. 2013: 400).")
-        .param_float("snow_youngs_modulus", d.materials[2].youngs_modulus, 1.0, 1e10, "Pa",
-                     "Snow: initial Young's modulus E0 (Stomakhin et al. 2013: 1.4e5).")
-        .param_float("snow_poisson_ratio", d.materials[2].poisson_ratio, 0.0, 0.49, "", "Snow: Poisson's ratio (0.2).")
-        .param_float("snow_critical_compression", d.materials[2].critical_compression, 1e-4, 0.99, "",
-                     "Snow: theta_c, compression beyond which it deforms plastically (2.5e-2).")
-        .param_float("snow_critical_stretch", d.materials[2].critical_stretch, 1e-4, 10.0, "",
-                     "Snow: theta_s, stretch beyond which it deforms plastically (7.5e-3).")
-        .param_float("snow_hardening", d.materials[2].hardening, 0.0, 100.0, "",
-                     "Snow: hardening xi; moduli scale by exp(xi (1 - Jp)) as it is compacted (10).")
-        .param_float("sand_density", d.materials[3].density, 1.0, 1e5, "kg/m^3", "Sand: rest density (2200).")
-        .param_float("sand_youngs_modulus", d.materials[3].youngs_modulus, 1.0, 1e10, "Pa",
-                     "Sand: Young's modulus (Klar et al. 2016: 3.537e5).")
-        .param_float("sand_poisson_ratio", d.materials[3].poisson_ratio, 0.0, 0.49, "", "Sand: Poisson's ratio (0.3).")
-        .param_float("sand_friction_angle", d.materials[3].friction_angle, 1.0, 89.0, "deg",
-                     "Sand: internal friction angle of the Drucker-Prager cone; a pile settles near this slope.")
+                    "out. Only the grid near particles is allocated, so a large domain costs little.");
+    table_params(s, mpm_param_table(), "sand_friction_angle")
         .param_float("time_step", 0.0, 0.0, 1.0, "s",
-                     "0: adaptive substeps (CFL and elastic wave speed); otherwise equal substeps of at most this.")
-        .param_float("cfl", d.cfl, 0.01, 1.0, "cells",
-                     "Substep length as a share of dx / (wave speed + max speed).")
-        .param_float("max_dt", d.max_dt, 1e-6, 1.0, "s", "Longest substep.")
-        .param_float("max_cfl", d.max_cfl, 0.1, 100.0, "cells",
-                     "Stop with an error when the fastest particle moves more than this many cells in one substep.")
-        .param_int("reorder_interval", d.reorder_interval, 0, 1000000, "substeps",
-                   "Reorder particles in memory by grid block every this many substeps (0: never).")
+                     "0: adaptive substeps (CFL and elastic wave speed); otherwise equal substeps of at most this.");
+    table_params(s, mpm_param_table())
         .param_float("max_grid_memory", 0.0, 0.0, 1e6, "GB",
                      "Refuse a dx whose grid would need more memory than this (0: half this machine's memory).")
         .param_bool("store_state", true,
@@ -278,7 +198,7 @@ void register_mpm(Registry& r) {
                "every input particle; merge several with MergePoints for a mixed simulation.")
         .input("particles", "points", "Particles.")
         .output("particles", "points", "The particles with `material` set.")
-        .param_enum("material", enum_names(kMpmMaterialNames), "water", "The material.");
+        .param_enum("material", kMpmMaterialNames, MpmMaterial::Water, "The material.");
     r.add(std::move(s.make<MaterialNode>()));
   }
   {

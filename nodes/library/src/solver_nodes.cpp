@@ -6,6 +6,21 @@
 
 namespace eddy::library {
 
+NodeSpec solver_spec(std::string type, std::string doc, std::string output_doc) {
+  NodeSpec s;
+  s.type = std::move(type);
+  s.stateful = true;
+  s.describe("Solvers", std::move(doc))
+      .input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
+      .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
+      .output("particles", "points",
+              output_doc +
+                  " An `id` (input order) is added when the input has none, since the solver reorders particles "
+                  "in memory.")
+      .param_enum("device", {"cpu", "cuda"}, "cpu", "Where the solver runs: cpu (TBB) or cuda (the GPU).");
+  return s;
+}
+
 std::shared_ptr<const Points> solver_start(const CookContext& ctx) {
   std::shared_ptr<const Points> from;
   if (const Outputs* prev = ctx.previous()) {

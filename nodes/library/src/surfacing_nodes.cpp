@@ -142,12 +142,12 @@ void register_surfacing(Registry& r) {
         .param_float("surfaceScale", d.surface_scale, 0.1, 10.0, "",
                      "Distance of the final surface from the outer particles' centres, in particle radii.")
         .param_float("dropletScale", d.droplet_scale, 0.1, 10.0, "", "Radius of isolated droplets, in particle radii.")
-        .param_enum("smoothing", enum_names(kSmoothingNames), to_string(d.smoothing),
+        .param_enum("smoothing", kSmoothingNames, d.smoothing,
                     "Filter between rasterising and eroding: Gaussian (the default: on a sphere of particles it "
                     "brings the area within 1 % of the true sphere), mean curvature flow, Laplacian, or none.")
         .param_int("iterations", d.iterations, 0, 100, "", "Smoothing iterations.")
         .param_int("halfWidth", d.half_width, 2, 20, "voxels", "Narrow band half width.")
-        .param_enum("engine", enum_names(kLiquidSdfEngineNames), enum_name(kLiquidSdfEngineNames, d.engine),
+        .param_enum("engine", kLiquidSdfEngineNames, d.engine,
                     "bands (the default; Gaussian or no smoothing, other methods use levelset_filter): Eddy's own "
                     "narrow bands, closest-point distances and an exact erosion, the smoothing at twice the voxel "
                     "size where Dx <= r / 2; the smoothing may pull the surface at most 0.55 particle radii inside "

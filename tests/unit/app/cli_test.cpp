@@ -11,29 +11,19 @@
 #include <sstream>
 
 #include "eddy/core/ply.h"
-#include "run_eddy.h"
+#include "cli_fixture.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
+using eddy::testing::CliTest;
 using eddy::testing::eddy;
 using eddy::testing::Result;
 
-class Cli : public ::testing::Test {
+class Cli : public CliTest {
  protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("eddy_cli_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
+  Cli() : CliTest("eddy_cli_") {}
   // A small valid graph; `edit` replaces one substring.
   std::string graph(const std::string& from = "", const std::string& to = "") {
     std::string g = R"({
@@ -58,12 +48,6 @@ class Cli : public ::testing::Test {
     }
     return write("g.eddy.json", g);
   }
-  bool out_is_empty() const {
-    const fs::path o = dir / "out";
-    return !fs::exists(o) || fs::is_empty(o);
-  }
-  std::string out() const { return (dir / "out").string(); }
-  fs::path dir;
 };
 
 TEST_F(Cli, CooksAGraphAndWritesEveryFrame) {

@@ -17,6 +17,7 @@
 
 #include "eddy/graph/registry.h"
 #include "../../builtin_registry.h"
+#include "../../temp_dir.h"
 #include "server.h"
 
 namespace eddy::app {
@@ -60,9 +61,7 @@ std::string url_encode(const std::string& s) {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root = fs::temp_directory_path() / ("eddy_serve_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root);
+    root = test::fresh_test_dir("eddy_serve_");
     fs::create_directories(root / "graphs");
     std::ofstream(root / "graphs" / "small.eddy.json") << small_graph(0.05, 10);
     std::ofstream(root / "notes.txt") << "not a graph";

@@ -3,50 +3,43 @@
 // nothing written; empty particles give an empty mesh; FileCache cooks a
 // simulation once; ColliderMesh keeps liquid out of a mesh.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
-#include "run_eddy.h"
+#include "cli_fixture.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
+using eddy::testing::CliTest;
 using eddy::testing::eddy;
 using eddy::testing::Result;
 
-class SurfacingCli : public ::testing::Test {
+class SurfacingCli : public CliTest {
  protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("eddy_scli_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir / name) << text;
-    return (dir / name).string();
-  }
+  SurfacingCli() : CliTest("eddy_scli_") {}
   std::string graph(const std::string& nodes, const std::string& links, int frames = 3) {
     return write("g.eddy.json", R"({"format": "eddy-graph", "version": 1, "frame_range": [1, )" +
                                     std::to_string(frames) + R"(], "fps": 24, "nodes": [)" + nodes +
                                     R"(], "links": [)" + links + "]}");
   }
-  std::string out() const { return (dir / "out").string(); }
-  bool out_is_empty() const { return !fs::exists(dir / "out") || fs::is_empty(dir / "out"); }
-  fs::path dir;
 };
 
 const char* kWater =
     R"({"id": "water", "type": "FluidBox", "params": {"center": [0.1, 0.1, 0.1], "size": [0.1, 0.1, 0.1], "particle_radius": 0.01}})";
+
+// kWater meshed (SmoothLiquidSDF, SDFToPrim) and written by WriteMesh to `path`.
+std::string meshed_water(const std::string& path) {
+  return std::string(kWater) + R"(, {"id": "sdf", "type": "SmoothLiquidSDF"}, {"id": "mesh", "type": "SDFToPrim"},
+          {"id": "w", "type": "WriteMesh", "params": {"path": ")" + path + R"("}})";
+}
+const char* kMeshedWaterLinks = R"({"from": "water.particles", "to": "sdf.particles"}, {"from": "sdf.sdf", "to": "mesh.sdf"},
+          {"from": "mesh.mesh", "to": "w.mesh"})";
 
 TEST_F(SurfacingCli, BadFilesAndWrongGridsExitWith2AndWriteNothing) {
   write("text.vdb", "not a vdb");
@@ -69,18 +62,8 @@ TEST_F(SurfacingCli, BadFilesAndWrongGridsExitWith2AndWriteNothing) {
        R"({"from": "water.particles", "to": "pts.particles"}, {"from": "pts.vdb", "to": "mesh.sdf"},
           {"from": "mesh.mesh", "to": "w.mesh"})",
        "node 'mesh' (SDFToPrim), frame 1: input 'sdf' holds no level set; it has 'points' (points)"},
-      {"mesh path without frame token",
-       std::string(kWater) + R"(, {"id": "sdf", "type": "SmoothLiquidSDF"}, {"id": "mesh", "type": "SDFToPrim"},
-          {"id": "w", "type": "WriteMesh", "params": {"path": "m.obj"}})",
-       R"({"from": "water.particles", "to": "sdf.particles"}, {"from": "sdf.sdf", "to": "mesh.sdf"},
-          {"from": "mesh.mesh", "to": "w.mesh"})",
-       "\"m.obj\" has no frame token"},
-      {"unknown mesh extension",
-       std::string(kWater) + R"(, {"id": "sdf", "type": "SmoothLiquidSDF"}, {"id": "mesh", "type": "SDFToPrim"},
-          {"id": "w", "type": "WriteMesh", "params": {"path": "m.$F4.stl"}})",
-       R"({"from": "water.particles", "to": "sdf.particles"}, {"from": "sdf.sdf", "to": "mesh.sdf"},
-          {"from": "mesh.mesh", "to": "w.mesh"})",
-       "has extension '.stl'; expected .obj, .ply"},
+      {"mesh path without frame token", meshed_water("m.obj"), kMeshedWaterLinks, "\"m.obj\" has no frame token"},
+      {"unknown mesh extension", meshed_water("m.$F4.stl"), kMeshedWaterLinks, "has extension '.stl'; expected .obj, .ply"},
       {"SmoothLiquidSDF with no input",
        R"({"id": "sdf", "type": "SmoothLiquidSDF"}, {"id": "w", "type": "WriteVDB", "params": {"path": "v.$F4.vdb"}})",
        R"({"from": "sdf.sdf", "to": "w.vdb"})", "no input: connect VDB points"},

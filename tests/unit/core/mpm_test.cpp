@@ -326,8 +326,7 @@ TEST(Mpm, ABlockSlidingOnAFloorSlowsAtMuG) {
   p.domain_min = vec3(-1.0f, 0.0f, -1.0f);
   p.domain_max = vec3(2.0f, 1.0f, 1.0f);
   p.domain_friction = 0.3f;
-  Points pts = test::block(10, 5, 10, kR, vec3(-0.5f, 0.0f, -0.1f));
-  for (std::size_t i = 0; i < pts.size(); ++i) pts.v()[i] = vec3(1.5f, 0.0f, 0.0f);
+  const Points pts = test::moving_block(10, 5, 10, kR, vec3(-0.5f, 0.0f, -0.1f), vec3(1.5f, 0.0f, 0.0f));
   auto s = make_mpm_solver_cpu(p, 2);
   s->load(pts, MpmMaterial::Jelly);
   auto mean_vx = [&] {

@@ -14,6 +14,7 @@ namespace eddy {
 namespace {
 
 using test::block;
+using test::moving_block;
 using test::tank;
 
 Points run(const PbfParams& p, int threads, int steps, const Points& start, const std::vector<Collider>& cols) {
@@ -28,8 +29,7 @@ Points run(const PbfParams& p, int threads, int steps, const Points& start, cons
 
 TEST(Pbf, ResultsDoNotDependOnTheThreadCount) {
   // A splashing block (initial velocity into a corner) exercises every stage.
-  Points start = block(14, 10, 9, 0.02f, vec3(0.1f, 0.05f, 0.05f));
-  for (std::size_t i = 0; i < start.size(); ++i) start.v()[i] = vec3(2.0f, -1.0f, 0.5f);
+  const Points start = moving_block(14, 10, 9, 0.02f, vec3(0.1f, 0.05f, 0.05f), vec3(2.0f, -1.0f, 0.5f));
   PbfParams p;
   p.vorticity = 0.5f;
   p.reorder_interval = 3;
@@ -70,8 +70,7 @@ TEST(Pbf, CentreOfMassIsConservedInFreeSpace) {
   // No gravity, no walls: position corrections are pairwise antisymmetric
   // (grad W_ij = -grad W_ji), so the centre of mass moves with the initial
   // momentum only. A compressed blob (spacing 0.8 of rest) expands violently.
-  Points start = block(12, 12, 12, 0.016f);
-  for (std::size_t i = 0; i < start.size(); ++i) start.v()[i] = vec3(0.3f, 0, 0);
+  Points start = moving_block(12, 12, 12, 0.016f, vec3(0), vec3(0.3f, 0, 0));
   start.radius = 0.02f;
   PbfParams p;
   p.gravity = vec3(0);
@@ -194,8 +193,7 @@ TEST(Pbf, IterationsStayWithinBoundsAndStopAtTheTarget) {
 }
 
 TEST(Pbf, ParticlesStayInsideTheirContainer) {
-  Points start = block(10, 10, 10, 0.02f, vec3(0.0f, 0.0f, 0.0f));
-  for (std::size_t i = 0; i < start.size(); ++i) start.v()[i] = vec3(3.0f, 4.0f, -2.0f);
+  const Points start = moving_block(10, 10, 10, 0.02f, vec3(0.0f, 0.0f, 0.0f), vec3(3.0f, 4.0f, -2.0f));
   const Vec3f lo = vec3(0), hi = vec3(0.6f, 0.6f, 0.6f);
   const Points out = run(PbfParams{}, 0, 120, start, {tank(lo, hi)});
   for (std::size_t i = 0; i < out.size(); ++i) {

@@ -18,6 +18,7 @@ namespace eddy {
 namespace {
 
 using test::block;
+using test::moving_block;
 using test::tank;
 
 SphParams params(SphMethod m) {
@@ -39,8 +40,7 @@ Points run(const SphParams& p, int threads, int steps, const Points& start, cons
 
 TEST(Sph, ResultsDoNotDependOnTheThreadCount) {
   // A splashing block (initial velocity into a corner) exercises every stage.
-  Points start = block(12, 8, 8, 0.02f, vec3(0.1f, 0.05f, 0.05f));
-  for (std::size_t i = 0; i < start.size(); ++i) start.v()[i] = vec3(2.0f, -1.0f, 0.5f);
+  const Points start = moving_block(12, 8, 8, 0.02f, vec3(0.1f, 0.05f, 0.05f), vec3(2.0f, -1.0f, 0.5f));
   const std::vector<Collider> cols = {tank(vec3(0), vec3(1.0f, 1.0f, 0.6f))};
   for (SphMethod m : {SphMethod::Wcsph, SphMethod::Dfsph}) {
     SphParams p = params(m);

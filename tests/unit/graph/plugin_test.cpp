@@ -2,7 +2,6 @@
 // one are loaded from shared libraries and their nodes cook.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 
 #include "eddy/graph/cook.h"
@@ -74,31 +73,6 @@ TEST(Plugins, TwoLibrariesRegisteringOneTypeIsAnError) {
     EXPECT_NE(std::string(e.what()).find("registered twice"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("eddy_builtin_nodes.so"), std::string::npos);
   }
-}
-
-}  // namespace
-}  // namespace eddy
-
-#include "test_nodes.h"
-
-namespace eddy {
-namespace {
-
-TEST(BuiltinNodes, SolverAddsAnIdWhenTheInputHasNone) {
-  Registry r;
-  r.load_plugin(kBuiltin);
-  testing::register_test_nodes(r);  // Source: points without an id
-  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 3],
-    "nodes": [{"id": "src", "type": "Source", "params": {"count": 10}}, {"id": "sim", "type": "PBFSolver"}],
-    "links": [{"from": "src.points", "to": "sim.particles"}]})",
-                              r, "");
-  CookEngine e(r, g);
-  const auto out = e.cook("sim", 3)->at("particles").as<Points>();
-  ASSERT_TRUE(out->has("id"));
-  std::vector<int> ids(out->get_int("id"), out->get_int("id") + out->size());
-  std::sort(ids.begin(), ids.end());
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(ids[i], i);
-  EXPECT_TRUE(out->has("density"));
 }
 
 }  // namespace

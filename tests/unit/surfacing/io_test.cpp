@@ -1,7 +1,6 @@
-// Round trips (points <-> VDB points, .vdb files, .obj and .ply meshes), bad
-// files, and mesh-derived SDFs against analytic distances.
+// Round trips (points <-> VDB points, .vdb files), bad files, the mesher's
+// quads and triangles, and mesh-derived SDFs against analytic distances.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -11,18 +10,17 @@
 #include "eddy/core/error.h"
 #include "eddy/core/mesh.h"
 #include "eddy/surfacing/surfacing.h"
+#include "../../temp_dir.h"
+#include "../core/scenes.h"
 
 namespace eddy {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_dir(const char* name) {
-  fs::path d = fs::temp_directory_path() / ("eddy_surf_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const char* name) { return test::fresh_temp_dir("eddy_surf_", name); }
+
+using test::uv_sphere;
 
 Points random_points(std::size_t n) {
   std::mt19937 rng(7);
@@ -40,27 +38,6 @@ Points random_points(std::size_t n) {
     p.get_vec3("Cd")[i] = vec3(u(rng), 0.5f, 1.0f);
   }
   return p;
-}
-
-// A UV sphere, wound outward.
-Mesh uv_sphere(float radius, int rings, int segs) {
-  Mesh m;
-  m.points.push_back(vec3(0, -radius, 0));
-  for (int i = 1; i < rings; ++i) {
-    const float th = float(M_PI) * i / rings;
-    for (int j = 0; j < segs; ++j) {
-      const float ph = 2 * float(M_PI) * j / segs;
-      m.points.push_back(vec3(radius * std::sin(th) * std::cos(ph), -radius * std::cos(th), radius * std::sin(th) * std::sin(ph)));
-    }
-  }
-  m.points.push_back(vec3(0, radius, 0));
-  auto at = [&](int i, int j) { return 1 + (i - 1) * segs + (j % segs); };
-  const int top = int(m.points.size()) - 1;
-  for (int j = 0; j < segs; ++j) m.triangles.push_back({0, at(1, j), at(1, j + 1)});
-  for (int i = 1; i < rings - 1; ++i)
-    for (int j = 0; j < segs; ++j) m.quads.push_back({at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)});
-  for (int j = 0; j < segs; ++j) m.triangles.push_back({top, at(rings - 1, j + 1), at(rings - 1, j)});
-  return m;
 }
 
 TEST(VdbPoints, RoundTripKeepsEveryPointAndAttribute) {
@@ -177,43 +154,6 @@ TEST(Mesher, QuadsAndTrianglesDescribeTheSameSurface) {
   EXPECT_EQ(a.boundary_edges + b.boundary_edges, 0u);
   EXPECT_EQ(a.inconsistent_edges + b.inconsistent_edges, 0u);
   EXPECT_NEAR(a.volume / (4.0 / 3.0 * M_PI * 0.027), 1.0, 0.02);
-}
-
-TEST(MeshFile, ObjAndPlyRoundTripsGiveTheSameMesh) {
-  const fs::path d = temp_dir("mesh");
-  Mesh m = uv_sphere(0.25f, 12, 20);
-  compute_point_normals(m);
-  for (const char* name : {"m.obj", "m.ply"}) {
-    const std::string file = (d / name).string();
-    write_mesh(file, m);
-    const Mesh r = read_mesh(file);
-    ASSERT_EQ(r.points.size(), m.points.size()) << name;
-    for (std::size_t i = 0; i < m.points.size(); ++i) {
-      EXPECT_EQ(r.points[i], m.points[i]) << name;  // %.9g and binary floats are exact
-      EXPECT_NEAR(length(r.normals[i] - m.normals[i]), 0.0f, 1e-5f) << name;
-    }
-    EXPECT_EQ(r.triangles, m.triangles) << name;
-    EXPECT_EQ(r.quads, m.quads) << name;
-  }
-  fs::remove_all(d);
-}
-
-TEST(MeshFile, BadFilesAreNamedWithTheLine) {
-  const fs::path d = temp_dir("badmesh");
-  std::ofstream(d / "a.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n";
-  std::ofstream(d / "b.obj") << "v 0 0 zero\n";
-  std::ofstream(d / "c.ply") << "ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\n"
-                                "property float y\nproperty float z\nend_header\nabc";
-  for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
-           {"a.obj", ":4: "}, {"b.obj", ":1: "}, {"c.ply", "truncated"}, {"missing.obj", "mesh file"}}) {
-    try {
-      read_mesh((d / file).string());
-      FAIL() << file;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
-  }
-  fs::remove_all(d);
 }
 
 TEST(MeshSdf, SampledDistanceOfASphereMeshIsTheSphereDistance) {

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <cstring>
 
+#include "eddy/core/grow_buffer.h"
 #include "eddy/core/reduce_ops.h"
 #include "eddy/core/vec.h"
 
@@ -207,13 +208,6 @@ struct CellWalker {
 };
 
 }  // namespace grid
-
-// Grows a host or device vector to hold at least n elements, with an eighth
-// more as headroom (sizes change a little from step to step); never shrinks.
-template <class V>
-void grow_buffer(V& v, size_t n) {
-  if (v.size() < n) v.resize(n + n / 8);
-}
 
 template <class Exec>
 class NeighborGrid {

@@ -6,7 +6,10 @@
 //                      kept aligned through the Z-order reordering and
 //                      written back on store;
 //   DeviceColliders    the colliders, with copies of sampled grids (whose
-//                      owners may free them after the frame).
+//                      owners may free them after the frame);
+// the first steps of every store(): store_particles, store_attribute; and
+// SolverOn, the part of every solver template that is not its method's.
+#include <chrono>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -120,5 +123,73 @@ class DeviceColliders {
   std::vector<typename Exec::template Vector<float>> grids_;  // one per collider (empty unless Grid)
   uint32_t n_ = 0;
 };
+
+// The part of every solver template (PbfSolverT, SphSolverT, MpmSolverT)
+// that does not depend on its method: the executor, the particle count,
+// the carried attributes, the colliders and the stage times, with the
+// Interface's backend(), size(), stage_times() and a set_colliders() that
+// uploads the colliders (a method that does more overrides it and calls
+// this one).
+template <class Exec, class Interface>
+class SolverOn : public Interface {
+ public:
+  using Params = typename Interface::ParamsType;
+  using StageTimes = typename Interface::StageTimesType;
+  using Clock = std::chrono::steady_clock;
+
+  const char* backend() const override { return Exec::backend_name; }
+  std::size_t size() const override { return n_; }
+  StageTimes stage_times() const override { return times_; }
+  void set_colliders(const std::vector<Collider>& cs) override {
+    colliders_.upload(ex_, cs);
+    ncoll_ = colliders_.size();
+  }
+
+ protected:
+  SolverOn(const Params& p, Exec ex) : Interface(p), ex_(std::move(ex)) {}
+  static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+  Exec ex_;
+  uint32_t n_ = 0, ncoll_ = 0;
+  CarriedAttributes<Exec> carried_;
+  DeviceColliders<Exec> colliders_;
+  StageTimes times_;
+};
+
+// Brings the names of SolverOn<Exec, Interface> into a solver template's
+// scope (a dependent base's members are not found by unqualified lookup),
+// with Vec<T>, the executor's vector, as Eigen's EIGEN_DENSE_PUBLIC_INTERFACE
+// does for its expression templates. Used once, at the top of the class.
+#define EDDY_SOLVER_ON(Interface)                                                                               \
+  using Base = SolverOn<Exec, Interface>;                                                                       \
+  using Base::carried_, Base::colliders_, Base::ex_, Base::max_speed_, Base::n_, Base::ncoll_, Base::params_,   \
+      Base::times_, Base::secs;                                                                                 \
+  using typename Base::Clock;                                                                                   \
+  template <class T>                                                                                            \
+  using Vec = typename Exec::template Vector<T>
+
+// The start of every solver's store(): `out` becomes the n particles of
+// radius r with their positions, velocities and carried attributes.
+template <class Exec, class V3>
+void store_particles(const Exec& ex, Points& out, uint32_t n, float r, const V3& x, const V3& v,
+                     const CarriedAttributes<Exec>& carried) {
+  out = Points(n);
+  out.radius = r;
+  ex.download(x, out.P(), n);
+  ex.download(v, out.v(), n);
+  carried.store(ex, out);
+}
+
+// Adds the float or int attribute `name` to `out` and fills it from the
+// first out.size() values of `src`; returns its values.
+template <class Exec, class V>
+auto* store_attribute(const Exec& ex, Points& out, const char* name, const V& src) {
+  using T = std::remove_const_t<std::remove_pointer_t<decltype(src.data())>>;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t>);
+  out.add(name, std::is_same_v<T, float> ? AttribType::Float : AttribType::Int);
+  T* dst = static_cast<T*>(out.data(*out.find(name)));
+  ex.download(src, dst, out.size());
+  return dst;
+}
 
 }  // namespace eddy

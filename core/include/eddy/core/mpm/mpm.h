@@ -22,7 +22,9 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/enum_names.h"
+#include "eddy/core/param_table.h"
 #include "eddy/core/points.h"
+#include "eddy/core/solver.h"
 
 namespace eddy {
 
@@ -106,6 +108,12 @@ struct MpmParams {
   double max_grid_bytes = 0.0;
 };
 
+// The user-facing parameters: names, ranges, units, docs (see param_table.h).
+const ParamTable<MpmParams>& mpm_param_table();
+// Checks the table's ranges, the domain, min_dt and max_grid_bytes; throws
+// eddy::Error naming the parameter.
+void validate(const MpmParams& p);
+
 struct MpmStepStats {
   float dt = 0;
   float max_speed = 0;    // m/s after the step
@@ -126,12 +134,8 @@ struct MpmStageTimes {
   double sort = 0, stress = 0, p2g = 0, grid = 0, g2p = 0;
 };
 
-class MpmSolver {
+class MpmSolver : public Solver<MpmParams, MpmStepStats, MpmStageTimes> {
  public:
-  virtual ~MpmSolver() = default;
-  virtual const char* backend() const = 0;
-  const MpmParams& params() const { return params_; }
-
   // Takes the particles as the state (F, C and Jp too when they carry them,
   // see store()). points.radius must be > 0. The int
   // attribute `material` (0 water, 1 jelly, 2 snow, 3 sand) chooses each
@@ -139,33 +143,22 @@ class MpmSolver {
   // outside the domain are dropped (see dropped()). Throws eddy::Error for
   // a material id out of range or a grid that would not fit max_grid_bytes.
   virtual void load(const Points& points, MpmMaterial default_material) = 0;
-  virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
   virtual float suggest_dt() const = 0;
-  virtual MpmStepStats step(float dt, float time) = 0;
   // Writes back every loaded attribute plus `material` (int) and `J`
   // (det F); with `state`, also what load() needs to resume exactly: the
   // deformation gradient (rows `F0`, `F1`, `F2`), the affine velocity matrix
   // (`C0`..`C2`) and snow's plastic volume ratio `Jp`.
   virtual void store(Points& out, bool state) const = 0;
-  virtual std::size_t size() const = 0;
   virtual std::size_t dropped() const = 0;  // particles outside the domain at load
   virtual float dx() const = 0;
   virtual float particle_volume() const = 0;
   virtual float wave_speed() const = 0;  // the fastest elastic wave speed present, m/s
-  virtual std::size_t memory_bytes() const = 0;
   virtual std::size_t grid_bytes() const = 0;
-  virtual MpmStageTimes stage_times() const = 0;
   virtual MpmGridTotals grid_totals() const = 0;
-  float max_speed() const { return max_speed_; }
 
  protected:
-  explicit MpmSolver(const MpmParams& p) : params_(p) {}
-  MpmParams params_;
-  float max_speed_ = 0.0f;
+  using Solver::Solver;
 };
-
-// Checks parameter ranges; throws eddy::Error naming the parameter.
-void validate(const MpmParams& p);
 
 // Lame parameters mu, lambda of a material (Pa).
 void mpm_lame(const MpmMaterialParams& m, float& mu, float& lambda);

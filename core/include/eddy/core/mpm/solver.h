@@ -16,10 +16,8 @@
 //   G2P      v_p = sum_i w_ip v_i, C_p = (4 / dx^2) sum_i w_ip v_i (x_i - x_p)^T,
 //            F_p <- (I + dt C_p) F_p, plasticity, x_p += dt v_p
 //
-// Sparse grid: only node blocks within reach of a particle exist. A node
-// block N gathers from the particle blocks N - {0,1}^3, and a particle block
-// P scatters to (and G2P reads from) the node blocks P + {0,1}^3; two small
-// tables per step hold those links, so no hash map is needed.
+// The material models are in mpm/materials.h, the sparse grid (binning,
+// node blocks and the tables linking them) in mpm/sparse_grid.h.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -33,46 +31,15 @@
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
 #include "eddy/core/mat3.h"
+#include "eddy/core/mpm/materials.h"
 #include "eddy/core/mpm/mpm.h"
+#include "eddy/core/mpm/sparse_grid.h"
 #include "eddy/core/points.h"
 #include "eddy/core/reduce_ops.h"
 #include "eddy/core/solver_buffers.h"
 
 namespace eddy {
 
-// Constants derived once from the parameters, captured by value in every loop.
-struct MpmConstants {
-  float dx = 0, inv_dx = 0;
-  float volume = 0;                  // V_p, m^3
-  float mass[kMpmMaterialCount] = {};
-  float mu[kMpmMaterialCount] = {}, lambda[kMpmMaterialCount] = {};
-  float bulk = 0;                    // water K
-  float viscosity = 0;               // water, Pa s
-  float theta_c = 0, theta_s = 0, hardening = 0;  // snow
-  float sand_alpha = 0;              // Drucker-Prager cone: sqrt(2/3) 2 sin(phi) / (3 - sin(phi))
-  int transfer = 0;                  // MpmTransfer
-  float flip = 0;
-  int boundary = 0;                  // MpmBoundary
-  float domain_friction = 0;
-  Vec3f domain_lo{0, 0, 0}, domain_hi{0, 0, 0};
-  Vec3f gravity{0, 0, 0};
-};
-
-MpmConstants mpm_constants(const MpmParams& p, float radius);
-
-// Integer cell / block coordinates.
-struct Int3 {
-  int32_t x, y, z;
-};
-struct Int3Bounds {
-  Int3 lo, hi;
-};
-struct Int3BoundsOp {
-  EDDY_HD_INLINE Int3Bounds operator()(const Int3Bounds& a, const Int3Bounds& b) const {
-    return {{a.lo.x < b.lo.x ? a.lo.x : b.lo.x, a.lo.y < b.lo.y ? a.lo.y : b.lo.y, a.lo.z < b.lo.z ? a.lo.z : b.lo.z},
-            {a.hi.x > b.hi.x ? a.hi.x : b.hi.x, a.hi.y > b.hi.y ? a.hi.y : b.hi.y, a.hi.z > b.hi.z ? a.hi.z : b.hi.z}};
-  }
-};
 
 struct MpmGridTotalsOp {
   EDDY_HD_INLINE MpmGridTotals operator()(const MpmGridTotals& a, const MpmGridTotals& b) const {
@@ -93,53 +60,12 @@ struct MpmMotionOp {
 
 namespace mpm {
 
-// Packs relative block coordinates into a key: x in the high bits.
-struct BlockPacking {
-  int32_t shift_y = 0, shift_x = 0;  // bits of z, bits of y + z
-  Int3 origin{0, 0, 0};              // block coordinates of key 0
-  EDDY_HD_INLINE uint64_t pack(Int3 b) const {
-    return (uint64_t(uint32_t(b.x - origin.x)) << shift_x) | (uint64_t(uint32_t(b.y - origin.y)) << shift_y) |
-           uint64_t(uint32_t(b.z - origin.z));
-  }
-  EDDY_HD_INLINE Int3 unpack(uint64_t k) const {
-    const uint64_t my = (uint64_t(1) << (shift_x - shift_y)) - 1, mz = (uint64_t(1) << shift_y) - 1;
-    return {int32_t(k >> shift_x) + origin.x, int32_t((k >> shift_y) & my) + origin.y, int32_t(k & mz) + origin.z};
-  }
-  // The key of block b + o for o in {0,1}^3 (bit 0: x, bit 1: y, bit 2: z).
-  EDDY_HD_INLINE uint64_t offset(uint64_t k, int o, int sign) const {
-    const uint64_t d = (uint64_t(o & 1) << shift_x) + (uint64_t((o >> 1) & 1) << shift_y) + uint64_t((o >> 2) & 1);
-    return sign > 0 ? k + d : k - d;
-  }
-};
-
-EDDY_HD_INLINE int32_t floor_div4(int32_t c) { return c >> 2; }  // arithmetic shift: floor
-EDDY_HD_INLINE int local_index(int32_t cx, int32_t cy, int32_t cz) { return (cx & 3) | ((cy & 3) << 2) | ((cz & 3) << 4); }
-
-EDDY_HD_INLINE Int3 base_cell(Vec3f x, float inv_dx) {
-  return {int32_t(floorf(x.x * inv_dx - 0.5f)), int32_t(floorf(x.y * inv_dx - 0.5f)),
-          int32_t(floorf(x.z * inv_dx - 0.5f))};
-}
-
 // Quadratic B-spline weight of the node d (0, 1, 2) cells above the base
 // cell, for fractional position f = x / dx - base in [0.5, 1.5).
 EDDY_HD_INLINE float bspline(int d, float f) {
   if (d == 0) return 0.5f * (1.5f - f) * (1.5f - f);
   if (d == 1) return 0.75f - (f - 1.0f) * (f - 1.0f);
   return 0.5f * (f - 0.5f) * (f - 0.5f);
-}
-
-// First index in the sorted keys[lo, hi) that is >= k.
-EDDY_HD_INLINE uint32_t lower_bound(const uint64_t* keys, uint32_t lo, uint32_t hi, uint64_t k) {
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] < k) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-EDDY_HD_INLINE uint32_t find_key(const uint64_t* keys, uint32_t n, uint64_t k) {
-  const uint32_t i = lower_bound(keys, 0, n, k);
-  return i < n && keys[i] == k ? i : 0xffffffffu;
 }
 
 // What P2G reads of one particle: position in cells, mass, momentum, and
@@ -151,73 +77,6 @@ struct P2gRecord {
   Mat3f affine;
 };
 static_assert(sizeof(P2gRecord) == 64, "one cache line per particle");
-
-// Kirchhoff stress tau = P F^T of a particle (C: its velocity gradient).
-EDDY_HD_INLINE Mat3f kirchhoff_stress(const MpmConstants& c, int material, const Mat3f& F, const Mat3f& C, float jp) {
-  const float J = determinant(F);
-  if (material == int(MpmMaterial::Water))
-    return mat3_scalar(c.bulk * J * (J - 1.0f)) + (C + transpose(C)) * (c.viscosity * J);
-  if (material == int(MpmMaterial::Sand)) {
-    // Hencky strain: tau = U (2 mu eps + lambda tr(eps)) U^T, eps = log(s).
-    const Svd3 d = svd3(F);
-    const Vec3f eps = vec3(logf(fmaxf(fabsf(d.s.x), 1e-4f)), logf(fmaxf(fabsf(d.s.y), 1e-4f)),
-                           logf(fmaxf(fabsf(d.s.z), 1e-4f)));
-    const float mu = c.mu[3], la = c.lambda[3];
-    const float tr = eps.x + eps.y + eps.z;
-    const Vec3f t = eps * (2.0f * mu) + vec3(la * tr);
-    return d.U * mat3_diag(t) * transpose(d.U);
-  }
-  // Fixed corotated: 2 mu (F - R) F^T + lambda J (J - 1) I, R = U V^T.
-  float mu = c.mu[material], la = c.lambda[material];
-  if (material == int(MpmMaterial::Snow)) {
-    const float h = expf(c.hardening * (1.0f - jp));
-    mu *= h;
-    la *= h;
-  }
-  const Svd3 d = svd3(F);
-  const Mat3f R = d.U * transpose(d.V);
-  return (F - R) * transpose(F) * (2.0f * mu) + mat3_scalar(la * J * (J - 1.0f));
-}
-
-// Plasticity after F <- (I + dt C) F: water keeps only J, snow clamps its
-// singular values, sand projects onto the Drucker-Prager cone.
-EDDY_HD_INLINE void plasticity(const MpmConstants& c, int material, Mat3f& F, float& jp) {
-  if (material == int(MpmMaterial::Water)) {
-    const float J = determinant(F);
-    F = mat3_scalar(cbrtf(J));
-    return;
-  }
-  if (material == int(MpmMaterial::Snow)) {
-    const Svd3 d = svd3(F);
-    const Vec3f s = vec3(fminf(fmaxf(d.s.x, 1.0f - c.theta_c), 1.0f + c.theta_s),
-                         fminf(fmaxf(d.s.y, 1.0f - c.theta_c), 1.0f + c.theta_s),
-                         fminf(fmaxf(d.s.z, 1.0f - c.theta_c), 1.0f + c.theta_s));
-    jp *= (d.s.x * d.s.y * d.s.z) / (s.x * s.y * s.z);
-    F = usv(d.U, s, d.V);
-    return;
-  }
-  if (material == int(MpmMaterial::Sand)) {
-    // Klar et al. 2016, section 7.3.1.
-    const Svd3 d = svd3(F);
-    Vec3f eps = vec3(logf(fmaxf(fabsf(d.s.x), 1e-4f)), logf(fmaxf(fabsf(d.s.y), 1e-4f)),
-                     logf(fmaxf(fabsf(d.s.z), 1e-4f)));
-    const float tr = eps.x + eps.y + eps.z;
-    const Vec3f dev = eps - vec3(tr / 3.0f);
-    const float dev_norm = length(dev);
-    Vec3f s;
-    if (tr >= 0.0f || dev_norm < 1e-12f) {
-      s = vec3(1.0f);  // expansion: no cohesion holds it, the stress-free tip
-      if (tr < 0.0f) s = vec3(expf(eps.x), expf(eps.y), expf(eps.z));  // pure compression: elastic
-    } else {
-      const float mu = c.mu[3], la = c.lambda[3];
-      const float dgamma = dev_norm + (3.0f * la + 2.0f * mu) / (2.0f * mu) * tr * c.sand_alpha;
-      if (dgamma <= 0.0f) return;  // inside the cone: elastic
-      eps = eps - dev * (dgamma / dev_norm);
-      s = vec3(expf(eps.x), expf(eps.y), expf(eps.z));
-    }
-    F = usv(d.U, s, d.V);
-  }
-}
 
 // The boundary rule on a node's velocity relative to a wall with unit
 // normal n (into the material) moving at vw.
@@ -236,30 +95,25 @@ EDDY_HD_INLINE Vec3f wall_velocity(int rule, Vec3f v, Vec3f n, Vec3f vw, float f
 }  // namespace mpm
 
 template <class Exec>
-class MpmSolverT final : public MpmSolver {
+class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
+  EDDY_SOLVER_ON(MpmSolver);
+
  public:
-  template <class T>
-  using Vec = typename Exec::template Vector<T>;
-  using Clock = std::chrono::steady_clock;
+  MpmSolverT(const MpmParams& p, Exec ex) : Base(p, std::move(ex)) { validate(p); }
 
-  MpmSolverT(const MpmParams& p, Exec ex) : MpmSolver(p), ex_(std::move(ex)) { validate(p); }
-
-  const char* backend() const override { return Exec::backend_name; }
-  std::size_t size() const override { return n_; }
   std::size_t dropped() const override { return dropped_; }
   float dx() const override { return c_.dx; }
   float particle_volume() const override { return c_.volume; }
   float wave_speed() const override { return wave_speed_; }
-  MpmStageTimes stage_times() const override { return times_; }
 
   MpmGridTotals grid_totals() const override {
     const float dx = c_.dx;
-    const mpm::BlockPacking pack = pack_;
-    const uint64_t* nbk = nb_keys_.data();
+    const mpm::BlockPacking pack = bins_.pack();
+    const uint64_t* nbk = bins_.nb_keys();
     const float* gm = gm_.data();
     const Vec3f* gv = gv_.data();
     return ex_.reduce(
-        nnb_ * 64, MpmGridTotals{},
+        bins_.node_blocks() * 64, MpmGridTotals{},
         [=] EDDY_HD(uint32_t q) {
           const Int3 blk = pack.unpack(nbk[q >> 6]);
           const int l = int(q & 63);
@@ -345,10 +199,7 @@ class MpmSolverT final : public MpmSolver {
       if (mat[i] == int(MpmMaterial::Snow))
         hardening_max_ = std::max(hardening_max_, std::exp(c_.hardening * (1.0f - jp[i])));
     p2g_.resize(n_);
-    keys_.resize(n_);
-    order_.resize(n_);
-    pb_of_.resize(n_);
-    flags_.resize(n_ + 1);
+    bins_.resize(n_);
     tmp_mat_.resize(n_);
     tmp3_.resize(n_);
     tmpf_.resize(n_);
@@ -357,23 +208,13 @@ class MpmSolverT final : public MpmSolver {
     // Bin once now: the grid this state needs is checked before it is allocated.
     if (n_) {
       bin();
-      check_grid_size(npb_ * 8ull);
+      check_grid_size(bins_.particle_blocks() * 8ull);
     }
   }
 
-  void set_colliders(const std::vector<Collider>& cs) override {
-    colliders_.upload(ex_, cs);
-    ncoll_ = colliders_.size();
-  }
-
   void store(Points& out, bool state) const override {
-    out = Points(n_);
-    out.radius = radius_;
-    ex_.download(x_, out.P(), n_);
-    ex_.download(v_, out.v(), n_);
-    carried_.store(ex_, out);
-    out.add("material", AttribType::Int);
-    ex_.download(mat_, out.get_int("material"), n_);
+    store_particles(ex_, out, n_, radius_, x_, v_, carried_);
+    store_attribute(ex_, out, "material", mat_);
     std::vector<Mat3f> F(n_);
     ex_.download(F_, F.data(), n_);
     out.add("J", AttribType::Float);
@@ -384,22 +225,19 @@ class MpmSolverT final : public MpmSolver {
       std::vector<Mat3f> C(n_);
       ex_.download(C_, C.data(), n_);
       write_rows(out, "C", C);
-      out.add("Jp", AttribType::Float);
-      ex_.download(jp_, out.get_float("Jp"), n_);
+      store_attribute(ex_, out, "Jp", jp_);
     }
   }
 
   // The grid: node arrays and the node block tables.
   std::size_t grid_bytes() const override {
-    return gm_.size() * 4 + (gv_.size() + gv_old_.size()) * sizeof(Vec3f) + (nb_keys_.size() + cand_.size()) * 8 +
-           (nb_pb_.size() + pb_nb_.size() + cand_idx_.size()) * 4;
+    return gm_.size() * 4 + (gv_.size() + gv_old_.size()) * sizeof(Vec3f) + bins_.table_bytes();
   }
   std::size_t memory_bytes() const override {
     const std::size_t particles = (x_.size() + v_.size() + tmp3_.size()) * sizeof(Vec3f) +
                                   (F_.size() + C_.size() + tmp_mat_.size()) * sizeof(Mat3f) + p2g_.size() * sizeof(mpm::P2gRecord) +
                                   (jp_.size() + tmpf_.size() + mat_.size() + tmpi_.size()) * 4;
-    const std::size_t bins = keys_.size() * 8 + pb_keys_.size() * 8 +
-                             (order_.size() + pb_of_.size() + flags_.size() + pb_start_.size() + cell_start_.size()) * 4;
+    const std::size_t bins = bins_.bin_bytes();
     return particles + bins + carried_.bytes() + grid_bytes();
   }
 
@@ -422,7 +260,7 @@ class MpmSolverT final : public MpmSolver {
     if (params_.reorder_interval > 0 && steps_ % params_.reorder_interval == 0) reorder();
     ++steps_;
     build_node_blocks();
-    s.grid_blocks = nnb_;
+    s.grid_blocks = bins_.node_blocks();
     const auto t1 = Clock::now();
     compute_affine(dt);
     const auto t1b = Clock::now();
@@ -433,11 +271,7 @@ class MpmSolverT final : public MpmSolver {
     g2p(dt);
     const MpmMotionStats m = motion_stats();
     const auto t4 = Clock::now();
-    times_.sort = std::chrono::duration<double>(t1 - t0).count();
-    times_.stress = std::chrono::duration<double>(t1b - t1).count();
-    times_.p2g = std::chrono::duration<double>(t2 - t1b).count();
-    times_.grid = std::chrono::duration<double>(t3 - t2).count();
-    times_.g2p = std::chrono::duration<double>(t4 - t3).count();
+    times_ = {secs(t0, t1), secs(t1, t1b), secs(t1b, t2), secs(t2, t3), secs(t3, t4)};
     s.max_speed = std::sqrt(m.speed2_max);
     s.nonfinite = m.nonfinite;
     max_speed_ = s.max_speed;
@@ -446,7 +280,7 @@ class MpmSolverT final : public MpmSolver {
   }
 
   // ---- stages (public: nvcc's extended lambdas need public enclosing functions)
-  static constexpr uint32_t kNone = 0xffffffffu;
+  static constexpr uint32_t kNone = mpm::SparseGrid<Exec>::kNone;
 
   // A matrix attribute as three vec3 attributes, its rows: F0, F1, F2.
   static void read_rows(const Points& pts, const char* name, std::vector<Mat3f>& m) {
@@ -472,78 +306,23 @@ class MpmSolverT final : public MpmSolver {
     }
   }
 
-  // x => keys_ (block, cell), order_ (sorted position -> particle), the
-  // particle blocks (pb_keys_, pb_start_), cell ranges (cell_start_) and
-  // each particle's block (pb_of_).
-  void bin() {
-    const Vec3f* x = x_.data();
-    const float inv_dx = c_.inv_dx;
-    const Int3Bounds bb = ex_.reduce(
-        n_, Int3Bounds{{INT32_MAX, INT32_MAX, INT32_MAX}, {INT32_MIN, INT32_MIN, INT32_MIN}},
-        [=] EDDY_HD(uint32_t i) {
-          const Int3 b = mpm::base_cell(x[i], inv_dx);
-          const Int3 k{mpm::floor_div4(b.x), mpm::floor_div4(b.y), mpm::floor_div4(b.z)};
-          return Int3Bounds{k, k};
-        },
-        Int3BoundsOp{});
-    // Room for the node blocks one above the highest particle block.
-    auto bits = [](int32_t extent) {
-      int b = 1;
-      while ((int64_t(1) << b) < int64_t(extent) + 2) ++b;
-      return b;
-    };
-    const int bx = bits(bb.hi.x - bb.lo.x), by = bits(bb.hi.y - bb.lo.y), bz = bits(bb.hi.z - bb.lo.z);
-    if (bx + by + bz > 57)
-      throw Error("MPM: the particles span too many grid blocks for dx = " + std::to_string(c_.dx) +
-                  " m (a coarser dx or a smaller domain is needed)");
-    pack_.origin = bb.lo;
-    key_bits_ = bx + by + bz;
-    pack_.shift_y = bz;
-    pack_.shift_x = by + bz;
-    const mpm::BlockPacking pack = pack_;
-    uint64_t* keys = keys_.data();
-    uint32_t* order = order_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      const Int3 b = mpm::base_cell(x[i], inv_dx);
-      const Int3 k{mpm::floor_div4(b.x), mpm::floor_div4(b.y), mpm::floor_div4(b.z)};
-      keys[i] = (pack.pack(k) << 6) | uint64_t(mpm::local_index(b.x, b.y, b.z));
-      order[i] = i;
-    });
-    ex_.sort_by_key(keys, order, n_, bx + by + bz + 6);
-    // Particle blocks: where the block part of the sorted keys changes.
-    uint32_t* flags = flags_.data();
-    const uint32_t n = n_;
-    ex_.for_each(n, [=] EDDY_HD(uint32_t s) { flags[s] = (s == 0 || (keys[s] >> 6) != (keys[s - 1] >> 6)) ? 1u : 0u; });
-    // flags -> block index of each sorted position (inclusive scan - 1).
-    npb_ = ex_.exclusive_scan(flags, flags, n);
-    pb_keys_.resize(npb_);
-    pb_start_.resize(npb_ + 1);
-    cell_start_.resize(size_t(npb_) * 64);
-    uint64_t* pbk = pb_keys_.data();
-    uint32_t* pbs = pb_start_.data();
-    uint32_t* pb_of = pb_of_.data();
-    const uint32_t npb = npb_;
-    ex_.for_each(n, [=] EDDY_HD(uint32_t s) {
-      const bool first = s == 0 || (keys[s] >> 6) != (keys[s - 1] >> 6);
-      const uint32_t b = first ? flags[s] : flags[s] - 1;
-      if (first) {
-        pbk[b] = keys[s] >> 6;
-        pbs[b] = s;
-      }
-      if (s == n - 1) pbs[npb] = n;
-      pb_of[order[s]] = b;
-    });
-    uint32_t* cs = cell_start_.data();
-    ex_.for_each(npb * 64, [=] EDDY_HD(uint32_t q) {
-      const uint32_t b = q >> 6;
-      cs[q] = mpm::lower_bound(keys, pbs[b], pbs[b + 1], (pbk[b] << 6) | uint64_t(q & 63));
-    });
+  // The sparse grid of the current positions.
+  void bin() { bins_.bin(ex_, x_.data(), n_, c_.inv_dx, c_.dx); }
+
+  // Its node blocks (refused before they are allocated when they would not
+  // fit, see check_grid_size) and the node arrays.
+  void build_node_blocks() {
+    bins_.build_node_blocks(ex_, [this](uint64_t node_blocks) { check_grid_size(node_blocks); });
+    const size_t nodes = size_t(bins_.node_blocks()) * 64;
+    grow_buffer(gm_, nodes);
+    grow_buffer(gv_, nodes);
+    if (params_.transfer == MpmTransfer::Flip) grow_buffer(gv_old_, nodes);
   }
 
   // Physical reorder of every particle array into the sorted order, so that
   // the particles of a cell sit together in memory.
   void reorder() {
-    const uint32_t* order = order_.data();
+    const uint32_t* order = bins_.order();
     permute_into(ex_, x_, tmp3_, order, n_);
     permute_into(ex_, v_, tmp3_, order, n_);
     permute_into(ex_, F_, tmp_mat_, order, n_);
@@ -551,16 +330,7 @@ class MpmSolverT final : public MpmSolver {
     permute_into(ex_, jp_, tmpf_, order, n_);
     permute_into(ex_, mat_, tmpi_, order, n_);
     carried_.permute(ex_, order, n_);
-    // Now sorted position s holds particle s.
-    uint32_t* ord = order_.data();
-    uint32_t* pb_of = pb_of_.data();
-    uint32_t* flags = flags_.data();
-    const uint64_t* keys = keys_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t s) {
-      ord[s] = s;
-      const bool first = s == 0 || (keys[s] >> 6) != (keys[s - 1] >> 6);
-      pb_of[s] = first ? flags[s] : flags[s] - 1;
-    });
+    bins_.sorted_in_place(ex_, n_);
   }
 
   void check_grid_size(uint64_t node_blocks) const {
@@ -571,58 +341,12 @@ class MpmSolverT final : public MpmSolver {
       std::snprintf(buf, sizeof buf,
                     "MPM: dx = %g m needs up to %.3g GB of grid for these particles (%u occupied blocks), over the "
                     "limit of %.3g GB; use a coarser dx (more particles per cell)",
-                    double(c_.dx), bytes / 1e9, npb_, limit / 1e9);
+                    double(c_.dx), bytes / 1e9, bins_.particle_blocks(), limit / 1e9);
       throw Error(buf);
     }
   }
   double node_bytes() const {
     return 4.0 + sizeof(Vec3f) * (params_.transfer == MpmTransfer::Flip ? 2 : 1);
-  }
-
-  // Node blocks: the particle blocks shifted by {0,1}^3, deduplicated; and
-  // the tables linking the two lists.
-  void build_node_blocks() {
-    const uint32_t nc = npb_ * 8;
-    cand_.resize(nc);
-    cand_idx_.resize(nc + 1);
-    uint64_t* cand = cand_.data();
-    uint32_t* idx = cand_idx_.data();
-    const uint64_t* pbk = pb_keys_.data();
-    const mpm::BlockPacking pack = pack_;
-    ex_.for_each(nc, [=] EDDY_HD(uint32_t q) {
-      cand[q] = pack.offset(pbk[q >> 3], int(q & 7), +1);
-      idx[q] = q;
-    });
-    ex_.sort_by_key(cand, idx, nc, key_bits_);
-    uint32_t* flags = idx;  // the sort's values are not needed: reuse as flags
-    ex_.for_each(nc, [=] EDDY_HD(uint32_t q) { flags[q] = (q == 0 || cand[q] != cand[q - 1]) ? 1u : 0u; });
-    nnb_ = ex_.exclusive_scan(flags, flags, nc);
-    check_grid_size(nnb_);
-    nb_keys_.resize(nnb_);
-    uint64_t* nbk = nb_keys_.data();
-    ex_.for_each(nc, [=] EDDY_HD(uint32_t q) {
-      if (q == 0 || cand[q] != cand[q - 1]) nbk[flags[q]] = cand[q];
-    });
-    nb_pb_.resize(size_t(nnb_) * 8);
-    pb_nb_.resize(size_t(npb_) * 8);
-    uint32_t* nb_pb = nb_pb_.data();
-    uint32_t* pb_nb = pb_nb_.data();
-    const uint32_t npb = npb_, nnb = nnb_;
-    ex_.for_each(nnb * 8, [=] EDDY_HD(uint32_t q) {
-      // The particle block N - o, if N - o stays inside the packing's range.
-      const Int3 nbc = pack.unpack(nbk[q >> 3]);
-      const int o = int(q & 7);
-      const Int3 pc{nbc.x - (o & 1), nbc.y - ((o >> 1) & 1), nbc.z - ((o >> 2) & 1)};
-      const bool inside = pc.x >= pack.origin.x && pc.y >= pack.origin.y && pc.z >= pack.origin.z;
-      nb_pb[q] = inside ? mpm::find_key(pbk, npb, pack.pack(pc)) : kNone;
-    });
-    ex_.for_each(npb * 8, [=] EDDY_HD(uint32_t q) {
-      pb_nb[q] = mpm::find_key(nbk, nnb, pack.offset(pbk[q >> 3], int(q & 7), +1));
-    });
-    const size_t nodes = size_t(nnb_) * 64;
-    gm_.resize(nodes);
-    gv_.resize(nodes);
-    if (params_.transfer == MpmTransfer::Flip) gv_old_.resize(nodes);
   }
 
   // A_p = m C_p (APIC) - dt V (4 / dx^2) tau_p, packed with what P2G
@@ -636,7 +360,7 @@ class MpmSolverT final : public MpmSolver {
     const Mat3f* C = C_.data();
     const float* jp = jp_.data();
     const int32_t* mat = mat_.data();
-    const uint32_t* order = order_.data();
+    const uint32_t* order = bins_.order();
     mpm::P2gRecord* rec = p2g_.data();
     const float k = -dt * c.volume * 4.0f * c.inv_dx * c.inv_dx;
     const bool apic = c.transfer == int(MpmTransfer::Apic);
@@ -650,15 +374,15 @@ class MpmSolverT final : public MpmSolver {
   }
 
   void p2g() {
-    const mpm::BlockPacking pack = pack_;
+    const mpm::BlockPacking pack = bins_.pack();
     const mpm::P2gRecord* rec = p2g_.data();
-    const uint32_t* cs = cell_start_.data();
-    const uint32_t* pbs = pb_start_.data();
-    const uint64_t* nbk = nb_keys_.data();
-    const uint32_t* nb_pb = nb_pb_.data();
+    const uint32_t* cs = bins_.cell_start();
+    const uint32_t* pbs = bins_.pb_start();
+    const uint64_t* nbk = bins_.nb_keys();
+    const uint32_t* nb_pb = bins_.nb_pb();
     float* gm = gm_.data();
     Vec3f* gv = gv_.data();
-    ex_.for_each(nnb_ * 64, [=] EDDY_HD(uint32_t q) {
+    ex_.for_each(bins_.node_blocks() * 64, [=] EDDY_HD(uint32_t q) {
       const uint32_t nb = q >> 6;
       const Int3 blk = pack.unpack(nbk[nb]);
       const int l = int(q & 63);
@@ -692,14 +416,14 @@ class MpmSolverT final : public MpmSolver {
 
   void grid_update(float dt, float t_end) {
     const MpmConstants c = c_;
-    const mpm::BlockPacking pack = pack_;
-    const uint64_t* nbk = nb_keys_.data();
+    const mpm::BlockPacking pack = bins_.pack();
+    const uint64_t* nbk = bins_.nb_keys();
     const float* gm = gm_.data();
     Vec3f* gv = gv_.data();
     Vec3f* gv_old = params_.transfer == MpmTransfer::Flip ? gv_old_.data() : nullptr;
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = ncoll_;
-    ex_.for_each(nnb_ * 64, [=] EDDY_HD(uint32_t q) {
+    ex_.for_each(bins_.node_blocks() * 64, [=] EDDY_HD(uint32_t q) {
       const float m = gm[q];
       if (!(m > 0.0f)) {
         gv[q] = vec3(0.0f);
@@ -734,10 +458,10 @@ class MpmSolverT final : public MpmSolver {
 
   void g2p(float dt) {
     const MpmConstants c = c_;
-    const mpm::BlockPacking pack = pack_;
-    const uint64_t* pbk = pb_keys_.data();
-    const uint32_t* pb_nb = pb_nb_.data();
-    const uint32_t* pb_of = pb_of_.data();
+    const mpm::BlockPacking pack = bins_.pack();
+    const uint64_t* pbk = bins_.pb_keys();
+    const uint32_t* pb_nb = bins_.pb_nb();
+    const uint32_t* pb_of = bins_.pb_of();
     const Vec3f* gv = gv_.data();
     const Vec3f* gv_old = params_.transfer == MpmTransfer::Flip ? gv_old_.data() : nullptr;
     Vec3f* x = x_.data();
@@ -805,10 +529,8 @@ class MpmSolverT final : public MpmSolver {
   }
 
  private:
-  Exec ex_;
   MpmConstants c_;
   float radius_ = 0;
-  uint32_t n_ = 0;
   std::size_t dropped_ = 0;
   float wave_speed_ = 0, snow_wave_ = 0, hardening_max_ = 1;
   bool snow_ = false, water_ = false;
@@ -819,19 +541,11 @@ class MpmSolverT final : public MpmSolver {
   Vec<mpm::P2gRecord> p2g_;
   Vec<float> jp_, tmpf_;
   Vec<int32_t> mat_, tmpi_;
-  CarriedAttributes<Exec> carried_;
   // Binning.
-  mpm::BlockPacking pack_;
-  Vec<uint64_t> keys_, pb_keys_, cand_, nb_keys_;
-  Vec<uint32_t> order_, pb_of_, flags_, pb_start_, cell_start_, cand_idx_, nb_pb_, pb_nb_;
-  uint32_t npb_ = 0, nnb_ = 0;
-  int key_bits_ = 0;
+  mpm::SparseGrid<Exec> bins_;
   // Grid.
   Vec<float> gm_;
   Vec<Vec3f> gv_, gv_old_;
-  DeviceColliders<Exec> colliders_;
-  uint32_t ncoll_ = 0;
-  MpmStageTimes times_;
 };
 
 }  // namespace eddy

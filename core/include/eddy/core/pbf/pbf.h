@@ -10,7 +10,9 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/kernels.h"
+#include "eddy/core/param_table.h"
 #include "eddy/core/points.h"
+#include "eddy/core/solver.h"
 
 namespace eddy {
 
@@ -49,6 +51,12 @@ struct PbfParams {
   float max_cfl = 20.0f;     // abort when max speed * dt exceeds this many particle diameters
 };
 
+// The user-facing parameters: names, ranges, units, docs (see param_table.h).
+const ParamTable<PbfParams>& pbf_param_table();
+// Checks the table's ranges and that max_iterations >= min_iterations;
+// throws eddy::Error naming the parameter.
+void validate(const PbfParams& p);
+
 struct PbfStepStats {
   int iterations = 0;                // corrections applied
   float mean_density_error = 0.0f;   // %, final, compression only
@@ -63,39 +71,21 @@ struct PbfStageTimes {
   double predict = 0, neighbors = 0, solve = 0, velocity = 0;
 };
 
-class PbfSolver {
+class PbfSolver : public Solver<PbfParams, PbfStepStats, PbfStageTimes> {
  public:
-  virtual ~PbfSolver() = default;
-  virtual const char* backend() const = 0;
-  const PbfParams& params() const { return params_; }
-
   // Takes the particles as the state: P, v and every other attribute (carried
   // through the Z-order reordering). points.radius must be > 0.
   virtual void load(const Points& points) = 0;
-  virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
-  // One substep of dt seconds; `time` is the simulation time at its start
-  // (moving colliders are placed at it).
-  virtual PbfStepStats step(float dt, float time) = 0;
   // Writes the state back: every loaded attribute plus `density` (kg/m^3).
   virtual void store(Points& out) const = 0;
-  virtual std::size_t size() const = 0;
-  virtual std::size_t memory_bytes() const = 0;
-  virtual PbfStageTimes stage_times() const = 0;
   // Mass of one particle (kg), from the rest density and the lattice.
   virtual float particle_mass() const = 0;
   // Radius of the loaded particles, m.
   virtual float particle_radius() const = 0;
-  // Fastest particle of the current state, m/s.
-  float max_speed() const { return max_speed_; }
 
  protected:
-  explicit PbfSolver(const PbfParams& p) : params_(p) {}
-  PbfParams params_;
-  float max_speed_ = 0.0f;
+  using Solver::Solver;
 };
-
-// Checks parameter ranges; throws eddy::Error naming the parameter.
-void validate(const PbfParams& p);
 
 std::unique_ptr<PbfSolver> make_pbf_solver_cpu(const PbfParams& p, int threads = 0);
 

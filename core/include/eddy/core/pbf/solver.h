@@ -98,19 +98,14 @@ std::vector<float> pbf_wall_table(const PbfParams& p, float radius, int samples)
 PbfConstants pbf_constants(const PbfParams& p, float radius);
 
 template <class Exec>
-class PbfSolverT final : public PbfSolver {
+class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
+  EDDY_SOLVER_ON(PbfSolver);
+
  public:
-  template <class T>
-  using Vec = typename Exec::template Vector<T>;
-  using Clock = std::chrono::steady_clock;
+  PbfSolverT(const PbfParams& p, Exec ex) : Base(p, std::move(ex)), grid_(ex_) { validate(p); }
 
-  PbfSolverT(const PbfParams& p, Exec ex) : PbfSolver(p), ex_(std::move(ex)), grid_(ex_) { validate(p); }
-
-  const char* backend() const override { return Exec::backend_name; }
-  std::size_t size() const override { return n_; }
   float particle_mass() const override { return c_.mass; }
   float particle_radius() const override { return c_.r; }
-  PbfStageTimes stage_times() const override { return times_; }
 
   void load(const Points& pts) override {
     if (!(pts.radius > 0.0f)) throw Error("PBF: particles have no radius (points.radius must be > 0)");
@@ -135,19 +130,9 @@ class PbfSolverT final : public PbfSolver {
     }
   }
 
-  void set_colliders(const std::vector<Collider>& cs) override {
-    colliders_.upload(ex_, cs);
-    ncoll_ = colliders_.size();
-  }
-
   void store(Points& out) const override {
-    out = Points(n_);
-    out.radius = c_.r;
-    ex_.download(x_, out.P(), n_);
-    ex_.download(v_, out.v(), n_);
-    carried_.store(ex_, out);
-    out.add("density", AttribType::Float);
-    ex_.download(density_, out.get_float("density"), n_);
+    store_particles(ex_, out, n_, c_.r, x_, v_, carried_);
+    store_attribute(ex_, out, "density", density_);
   }
 
   std::size_t memory_bytes() const override {
@@ -463,19 +448,12 @@ class PbfSolverT final : public PbfSolver {
   }
 
  private:
-  static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-  Exec ex_;
   NeighborGrid<Exec> grid_;
   PbfConstants c_;
-  uint32_t n_ = 0, ncoll_ = 0;
   uint64_t steps_ = 0;
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<float> lambda_, density_, tmp1_;
-  DeviceColliders<Exec> colliders_;
   Vec<float> wall_table_;
-  CarriedAttributes<Exec> carried_;
-  PbfStageTimes times_;
 };
 
 }  // namespace eddy

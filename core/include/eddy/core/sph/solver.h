@@ -100,22 +100,17 @@ float sph_estimate_speed(const Points& pts, const std::vector<Collider>& collide
 bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>& b);
 
 template <class Exec>
-class SphSolverT final : public SphSolver {
+class SphSolverT final : public SolverOn<Exec, SphSolver> {
+  EDDY_SOLVER_ON(SphSolver);
+
  public:
-  template <class T>
-  using Vec = typename Exec::template Vector<T>;
-  using Clock = std::chrono::steady_clock;
+  SphSolverT(const SphParams& p, Exec ex) : Base(p, std::move(ex)), grid_(ex_), bgrid_(ex_) { validate(p); }
 
-  SphSolverT(const SphParams& p, Exec ex) : SphSolver(p), ex_(std::move(ex)), grid_(ex_), bgrid_(ex_) { validate(p); }
-
-  const char* backend() const override { return Exec::backend_name; }
-  std::size_t size() const override { return n_; }
   std::size_t boundary_size() const override { return nb_; }
   float particle_mass() const override { return c_.mass; }
   float particle_radius() const override { return c_.r; }
   float speed_of_sound() const override { return c_.c0; }
   float expected_speed() const override { return expected_; }
-  SphStageTimes stage_times() const override { return times_; }
 
   void load(const Points& pts) override {
     if (!(pts.radius > 0.0f)) throw Error("SPH: particles have no radius (points.radius must be > 0)");
@@ -160,22 +155,15 @@ class SphSolverT final : public SphSolver {
   void set_colliders(const std::vector<Collider>& cs) override {
     if (same_colliders(cs, colliders_host_) && !colliders_host_.empty()) return;
     colliders_host_ = cs;
-    colliders_.upload(ex_, cs);
-    ncoll_ = colliders_.size();
+    Base::set_colliders(cs);
     moving_ = false;
     for (const auto& c : cs) moving_ |= length2(c.velocity) > 0.0f;
     boundary_dirty_ = true;
   }
 
   void store(Points& out) const override {
-    out = Points(n_);
-    out.radius = c_.r;
-    ex_.download(x_, out.P(), n_);
-    ex_.download(v_, out.v(), n_);
-    carried_.store(ex_, out);
-    out.add("density", AttribType::Float);
-    ex_.download(density_, out.get_float("density"), n_);
-    float* rho = out.get_float("density");
+    store_particles(ex_, out, n_, c_.r, x_, v_, carried_);
+    float* rho = store_attribute(ex_, out, "density", density_);
     for (uint32_t i = 0; i < n_; ++i) rho[i] *= c_.rho0;  // carried as rho / rho0
     out.add("pressure", AttribType::Float);
     float* pr = out.get_float("pressure");
@@ -302,12 +290,9 @@ class SphSolverT final : public SphSolver {
   }
 
  private:
-  static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-  Exec ex_;
   NeighborGrid<Exec> grid_, bgrid_;
   SphConstants c_;
-  uint32_t n_ = 0, ncoll_ = 0, nb_ = 0;
+  uint32_t nb_ = 0;
   uint64_t steps_ = 0;
   float expected_ = 0, max_accel_ = 0, time_ = 0;
   bool moving_ = false, boundary_dirty_ = true;
@@ -327,10 +312,7 @@ class SphSolverT final : public SphSolver {
   Vec<Vec3f> bx_, blocal_;
   Vec<float> bpsi_;
   Vec<uint32_t> bcol_;
-  DeviceColliders<Exec> colliders_;
   std::vector<Collider> colliders_host_;
-  CarriedAttributes<Exec> carried_;
-  SphStageTimes times_;
 };
 
 }  // namespace eddy

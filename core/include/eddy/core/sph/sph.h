@@ -12,7 +12,9 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/kernels.h"
+#include "eddy/core/param_table.h"
 #include "eddy/core/points.h"
+#include "eddy/core/solver.h"
 
 namespace eddy {
 
@@ -90,6 +92,12 @@ struct SphParams {
   float max_cfl = 20.0f;  // abort when max speed * dt exceeds this many particle diameters
 };
 
+// The user-facing parameters: names, ranges, units, docs (see param_table.h).
+const ParamTable<SphParams>& sph_param_table();
+// Checks the table's ranges, max_iterations >= min_iterations and min_dt;
+// throws eddy::Error naming the parameter.
+void validate(const SphParams& p);
+
 struct SphStepStats {
   float dt = 0;
   int iterations = 0;             // DFSPH density solver
@@ -109,48 +117,33 @@ struct SphStageTimes {
   double neighbors = 0, density = 0, forces = 0, pressure = 0, divergence = 0, integrate = 0;
 };
 
-class SphSolver {
+class SphSolver : public Solver<SphParams, SphStepStats, SphStageTimes> {
  public:
-  virtual ~SphSolver() = default;
-  virtual const char* backend() const = 0;
-  const SphParams& params() const { return params_; }
-
   // Takes the particles as the state (P, v and every other attribute).
   // points.radius must be > 0. Resolves c0 from the expected speed.
   virtual void load(const Points& points) = 0;
-  // Colliders; with boundary particles, samples their surfaces within the
-  // region the particles can reach (resampled only when the list changes).
-  virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
+  // With boundary particles, set_colliders samples the colliders' surfaces
+  // within the region the particles can reach (resampled only when the
+  // list changes).
   // The time step the state allows (see SphParams).
   virtual float suggest_dt() const = 0;
   // Starts a frame (sph_advance_frame calls it): DFSPH's stored pressure
   // is the mean, weighted by step length, over the steps from here to
   // store(); a single step's estimate depends on its length.
   virtual void begin_frame() = 0;
-  // One step of dt seconds from simulation time `time`.
-  virtual SphStepStats step(float dt, float time) = 0;
   // Writes the state back: every loaded attribute plus `density` (kg/m^3) and `pressure` (Pa; DFSPH: the
   // frame's mean, see begin_frame).
   virtual void store(Points& out) const = 0;
-  virtual std::size_t size() const = 0;
   virtual std::size_t boundary_size() const = 0;
-  virtual std::size_t memory_bytes() const = 0;
-  virtual SphStageTimes stage_times() const = 0;
   virtual float particle_mass() const = 0;
   virtual float particle_radius() const = 0;
   // c0 in use (m/s), and the expected speed it was chosen for.
   virtual float speed_of_sound() const = 0;
   virtual float expected_speed() const = 0;
-  float max_speed() const { return max_speed_; }
 
  protected:
-  explicit SphSolver(const SphParams& p) : params_(p) {}
-  SphParams params_;
-  float max_speed_ = 0.0f;
+  using Solver::Solver;
 };
-
-// Checks parameter ranges; throws eddy::Error naming the parameter.
-void validate(const SphParams& p);
 
 std::unique_ptr<SphSolver> make_sph_solver_cpu(const SphParams& p, int threads = 0);
 

@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "eddy/core/enum_names.h"
+
 namespace eddy {
 
 class Node;
@@ -91,6 +93,11 @@ struct NodeSpec {
   NodeSpec& param_string(std::string name, std::string def, std::string doc);
   NodeSpec& param_path(std::string name, std::string def, std::string doc);
   NodeSpec& param_enum(std::string name, std::vector<std::string> items, std::string def, std::string doc);
+  // An enum parameter whose items are the names of a core enum's table.
+  template <class E, std::size_t N>
+  NodeSpec& param_enum(std::string name, const EnumName<E> (&table)[N], E def, std::string doc) {
+    return param_enum(std::move(name), enum_names(table), std::string(enum_name(table, def)), std::move(doc));
+  }
   template <class T>
   NodeSpec& make() {
     factory = [] { return std::unique_ptr<Node>(new T()); };

@@ -1,0 +1,41 @@
+#pragma once
+// What the tests of the CUDA backend against the CPU share: the splashing
+// block they step, the check that a build without CUDA refuses to make a
+// device solver, and the matching of the two backends' particles by id.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eddy/core/error.h"
+#include "eddy/core/points.h"
+#include "../unit/core/scenes.h"
+
+namespace eddy::test {
+
+// A block thrown into a corner of the tank: every stage of a step works.
+inline Points splash_block() { return moving_block(12, 10, 8, 0.02f, vec3(0.1f, 0.0f, 0.0f), vec3(1.5f, 0, -0.5f)); }
+
+// `make` (a device solver's factory) throws eddy::Error naming the missing CUDA.
+template <class Make>
+void expect_built_without_cuda(Make&& make) {
+  try {
+    make();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("built without CUDA"), std::string::npos) << e.what();
+  }
+}
+
+// For each particle of `a`, the index of the particle of `b` with the same
+// `id` (the backends reorder particles differently); throws when one is missing.
+inline std::vector<std::size_t> match_by_id(const Points& a, const Points& b) {
+  std::map<int32_t, std::size_t> at;
+  for (std::size_t i = 0; i < b.size(); ++i) at[b.get_int("id")[i]] = i;
+  std::vector<std::size_t> j(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) j[i] = at.at(a.get_int("id")[i]);
+  return j;
+}
+
+}  // namespace eddy::test
