@@ -120,52 +120,83 @@ std::size_t ply_body(const std::string& data, const std::string& what) {
   return nl + 1;
 }
 
-}  // namespace
-
-Points decode_ply_points(const std::string& data, const std::string& src) {
-  auto fail = [&](const std::string& m) -> Points { throw Error(src + ": not a readable PLY point cloud: " + m); };
-  const std::size_t body = ply_body(data, src + ": not a readable PLY point cloud: ");
-  const std::size_t end = data.find("end_header");
-  std::istringstream hs(data.substr(0, end));
-  std::string line, format;
+// A PLY header: its format, Eddy's "comment eddy radius R", and the elements
+// in order, each with its properties (size 0: a type this reader does not
+// know; list_count_type empty: not a list). Each decoder checks what it
+// reads of it.
+struct PlyElement {
+  std::string name;
   std::size_t count = 0;
-  bool in_vertex = false, seen_vertex = false;
-  float radius = 0;
   std::vector<Prop> props;
-  std::size_t before_bytes = 0;  // bytes of elements preceding "vertex" (binary)
+  std::vector<std::string> list_count_type;
+};
+struct PlyHeader {
+  std::string format;
+  float radius = 0;
+  std::vector<PlyElement> elements;
+  bool property_before_element = false;
+};
+
+PlyHeader parse_ply_header(const std::string& data) {
+  PlyHeader h;
+  std::istringstream hs(data.substr(0, data.find("end_header")));
+  std::string line;
   while (std::getline(hs, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::istringstream ls(line);
     std::string kw;
     ls >> kw;
-    if (kw == "format") ls >> format;
-    else if (kw == "comment") {
+    if (kw == "format") {
+      ls >> h.format;
+    } else if (kw == "comment") {
       std::string a, b;
       ls >> a >> b;
-      if (a == "eddy" && b == "radius") ls >> radius;
+      if (a == "eddy" && b == "radius") ls >> h.radius;
     } else if (kw == "element") {
-      std::string name;
-      std::size_t n = 0;
-      ls >> name >> n;
-      in_vertex = name == "vertex";
-      if (in_vertex) {
-        if (seen_vertex) return fail("two vertex elements");
-        seen_vertex = true;
-        count = n;
-      } else if (!seen_vertex && n > 0) {
-        return fail("elements before 'vertex' are not supported");
+      PlyElement e;
+      ls >> e.name >> e.count;
+      h.elements.push_back(e);
+    } else if (kw == "property") {
+      if (h.elements.empty()) {
+        h.property_before_element = true;
+        continue;
       }
-    } else if (kw == "property" && in_vertex) {
-      std::string t, name;
+      std::string t, name, ct;
       ls >> t;
-      if (t == "list") return fail("list properties on vertices are not supported");
+      if (t == "list") ls >> ct >> t;
       ls >> name;
-      const std::size_t sz = type_size(t);
-      if (!sz) return fail("unknown property type '" + t + "'");
-      props.push_back({name, t, sz});
+      h.elements.back().props.push_back({name, t, type_size(t)});
+      h.elements.back().list_count_type.push_back(ct);
     }
   }
-  (void)before_bytes;
+  return h;
+}
+
+}  // namespace
+
+Points decode_ply_points(const std::string& data, const std::string& src) {
+  auto fail = [&](const std::string& m) -> Points { throw Error(src + ": not a readable PLY point cloud: " + m); };
+  const std::size_t body = ply_body(data, src + ": not a readable PLY point cloud: ");
+  const PlyHeader header = parse_ply_header(data);
+  const std::string& format = header.format;
+  const float radius = header.radius;
+  std::size_t count = 0;
+  bool seen_vertex = false;
+  std::vector<Prop> props;
+  for (const PlyElement& e : header.elements) {
+    if (e.name != "vertex") {
+      if (!seen_vertex && e.count > 0) return fail("elements before 'vertex' are not supported");
+      continue;
+    }
+    if (seen_vertex) return fail("two vertex elements");
+    seen_vertex = true;
+    count = e.count;
+    for (std::size_t k = 0; k < e.props.size(); ++k) {
+      if (!e.list_count_type[k].empty()) return fail("list properties on vertices are not supported");
+      if (!e.props[k].size) return fail("unknown property type '" + e.props[k].type + "'");
+    }
+    props = e.props;
+  }
   if (!seen_vertex) return fail("no vertex element");
   if (format != "binary_little_endian" && format != "ascii")
     return fail("format '" + format + "' (binary_little_endian and ascii are read)");
@@ -270,40 +301,16 @@ std::string encode_ply_mesh(const Mesh& m) {
 Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
   auto fail = [&](const std::string& msg) -> Mesh { throw Error(src + ": not a readable PLY mesh: " + msg); };
   const std::size_t body = ply_body(data, src + ": not a readable PLY mesh: ");
-  const std::size_t end = data.find("end_header");
-  struct Element {
-    std::string name;
-    std::size_t count = 0;
-    std::vector<Prop> props;
-    std::vector<std::string> list_count_type;  // per prop: "" when not a list
-  };
-  std::vector<Element> elems;
-  std::istringstream hs(data.substr(0, end));
-  std::string line, format;
-  while (std::getline(hs, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::istringstream ls(line);
-    std::string kw;
-    ls >> kw;
-    if (kw == "format") ls >> format;
-    else if (kw == "element") {
-      Element e;
-      ls >> e.name >> e.count;
-      elems.push_back(e);
-    } else if (kw == "property") {
-      if (elems.empty()) return fail("a property before any element");
-      std::string t, name, ct;
-      ls >> t;
-      if (t == "list") {
-        ls >> ct >> t;
-        if (!type_size(ct)) return fail("unknown list count type '" + ct + "'");
-      }
-      ls >> name;
-      if (!type_size(t)) return fail("unknown property type '" + t + "'");
-      elems.back().props.push_back({name, t, type_size(t)});
-      elems.back().list_count_type.push_back(ct);
+  const PlyHeader header = parse_ply_header(data);
+  const std::string& format = header.format;
+  const std::vector<PlyElement>& elems = header.elements;
+  if (header.property_before_element) return fail("a property before any element");
+  for (const PlyElement& e : elems)
+    for (std::size_t k = 0; k < e.props.size(); ++k) {
+      const std::string& ct = e.list_count_type[k];
+      if (!ct.empty() && !type_size(ct)) return fail("unknown list count type '" + ct + "'");
+      if (!e.props[k].size) return fail("unknown property type '" + e.props[k].type + "'");
     }
-  }
   if (format != "binary_little_endian" && format != "ascii")
     return fail("format '" + format + "' (binary_little_endian and ascii are read)");
   const bool binary = format == "binary_little_endian";
@@ -323,7 +330,7 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
     return v;
   };
   bool seen_vertex = false;
-  for (const Element& e : elems) {
+  for (const PlyElement& e : elems) {
     const bool is_vertex = e.name == "vertex", is_face = e.name == "face";
     int ix = -1, iy = -1, iz = -1, inx = -1, iny = -1, inz = -1, iface = -1;
     for (std::size_t k = 0; k < e.props.size(); ++k) {
