@@ -55,13 +55,9 @@ TEST(GpuMpm, SubstepsMatchTheCpu) {
     gpu->store(pg, true);
     ASSERT_EQ(pc.size(), pg.size());
     const std::vector<std::size_t> at = test::match_by_id(pc, pg);
-    float worst_x = 0, worst_F = 0;
-    for (std::size_t i = 0; i < pc.size(); ++i) {
-      const std::size_t j = at[i];
-      worst_x = std::max(worst_x, length(pc.P()[i] - pg.P()[j]));
-      for (const char* f : {"F0", "F1", "F2"})
-        worst_F = std::max(worst_F, length(pc.get_vec3(f)[i] - pg.get_vec3(f)[j]));
-    }
+    const float worst_x = test::max_difference(pc, pg, at, "P");
+    float worst_F = 0;
+    for (const char* f : {"F0", "F1", "F2"}) worst_F = std::max(worst_F, test::max_difference(pc, pg, at, f));
     // Float contraction and the device's math library differ from the host's.
     EXPECT_LT(worst_x, 1e-5f) << "transfer " << int(tr);
     EXPECT_LT(worst_F, 1e-4f) << "transfer " << int(tr);

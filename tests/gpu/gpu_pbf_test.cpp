@@ -60,13 +60,8 @@ TEST(Gpu, PbfStepMatchesTheCpu) {
   const std::vector<std::size_t> at = test::match_by_id(pc, pg);
   // Tolerance: float round-off (fused multiply-adds on the device) growing
   // over a few steps; far below the particle radius (2 cm).
-  float worst_x = 0, worst_v = 0, worst_rho = 0;
-  for (std::size_t i = 0; i < pc.size(); ++i) {
-    const std::size_t j = at[i];
-    worst_x = std::max(worst_x, length(pc.P()[i] - pg.P()[j]));
-    worst_v = std::max(worst_v, length(pc.v()[i] - pg.v()[j]));
-    worst_rho = std::max(worst_rho, std::fabs(pc.get_float("density")[i] - pg.get_float("density")[j]));
-  }
+  const float worst_x = test::max_difference(pc, pg, at, "P"), worst_v = test::max_difference(pc, pg, at, "v"),
+              worst_rho = test::max_difference(pc, pg, at, "density");
   std::printf("  after %d steps: max |dx| %.3g m, max |dv| %.3g m/s, max |drho| %.3g kg/m^3\n", steps, worst_x,
               worst_v, worst_rho);
   EXPECT_LT(worst_x, 1e-4f);

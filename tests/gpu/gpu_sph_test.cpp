@@ -48,8 +48,7 @@ TEST(GpuSph, StepMatchesTheCpu) {
     gpu->store(pg);
     ASSERT_EQ(pc.size(), pg.size());
     const std::vector<std::size_t> at = test::match_by_id(pc, pg);
-    float worst = 0;
-    for (std::size_t i = 0; i < pc.size(); ++i) worst = std::max(worst, length(pc.P()[i] - pg.P()[at[i]]));
+    const float worst = test::max_difference(pc, pg, at, "P");
     // Summation order differs (CUB's reductions and float contraction on the device).
     EXPECT_LT(worst, 1e-4f) << "method " << int(m);
   }

@@ -4,6 +4,8 @@
 // device solver, and the matching of the two backends' particles by id.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +38,21 @@ inline std::vector<std::size_t> match_by_id(const Points& a, const Points& b) {
   std::vector<std::size_t> j(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) j[i] = at.at(a.get_int("id")[i]);
   return j;
+}
+
+// The largest difference between a's and b's values of the attribute `name`
+// (a vec3 one: the length of the difference; a float one: its magnitude),
+// particle a[i] against b[at[i]] (at from match_by_id).
+inline float max_difference(const Points& a, const Points& b, const std::vector<std::size_t>& at,
+                            const std::string& name) {
+  float worst = 0;
+  const bool vector = a.find(name) && a.find(name)->type == AttribType::Vec3;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const float d = vector ? length(a.get_vec3(name)[i] - b.get_vec3(name)[at[i]])
+                           : std::fabs(a.get_float(name)[i] - b.get_float(name)[at[i]]);
+    worst = std::max(worst, d);
+  }
+  return worst;
 }
 
 }  // namespace eddy::test
