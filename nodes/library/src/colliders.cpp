@@ -128,9 +128,9 @@ class MeshColliderNode final : public Node {
 };
 
 NodeSpec shape(std::string type, std::string doc, bool closed) {
-  NodeSpec s;
-  s.type = std::move(type);
-  s.describe("Colliders", std::move(doc)).output("colliders", "colliders", "The collider shape.");
+  NodeSpec s(std::move(type), "Colliders",
+             std::move(doc));
+  s.output("colliders", "colliders", "The collider shape.");
   if (closed)
     s.param_enum("mode", {"solid", "container"}, "solid",
                  "solid: liquid stays outside the shape; container: liquid stays inside it (a tank).");
@@ -203,10 +203,9 @@ void register_colliders(Registry& r) {
     r.add(std::move(s.make<MeshColliderNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "MergeColliders";
-    s.describe("Colliders", "Combines any number of collider sets into one, in link order.")
-        .input("colliders", "colliders", "Collider sets to merge.", true, true)
+    NodeSpec s("MergeColliders", "Colliders",
+               "Combines any number of collider sets into one, in link order.");
+    s.input("colliders", "colliders", "Collider sets to merge.", true, true)
         .output("colliders", "colliders", "All shapes of the inputs.");
     r.add(std::move(s.make<MergeNode>()));
   }

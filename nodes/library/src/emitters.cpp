@@ -111,14 +111,12 @@ class FluidBoxNode final : public Node {
 }  // namespace
 
 void register_emitters(Registry& r) {
-  NodeSpec s;
-  s.type = "FluidBox";
-  s.describe("Emitters",
+  NodeSpec s("FluidBox", "Emitters",
              "A block of liquid particles on a cubic lattice of spacing 2 x particle_radius, centred in the box. "
              "Particles that would come closer than one radius to a connected collider (or sit inside it) are left "
              "out, so a block placed flush against a wall, or overlapping it, starts at rest without a blow-up. "
-             "Adds an integer `id` attribute (0..n-1).")
-      .input("colliders", "colliders", "Colliders to keep clear of (optional; any number).", true, true)
+             "Adds an integer `id` attribute (0..n-1).");
+  s.input("colliders", "colliders", "Colliders to keep clear of (optional; any number).", true, true)
       .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
       .param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of the box.")
       .param_vec3("size", {1.0, 1.0, 1.0}, 0.0, {}, "m", "Edge lengths of the box.")

@@ -130,12 +130,10 @@ class FileCacheNode final : public Node {
 
 void register_files(Registry& r) {
   {
-    NodeSpec s;
-    s.type = "WriteVDB";
-    s.describe("Output",
+    NodeSpec s("WriteVDB", "Output",
                "Writes every grid of its inputs (level sets, VDB points, fog) into one .vdb file per frame, "
-               "which Houdini and Blender open as it is. Passes the grids through.")
-        .input("vdb", "volumes", "Grids to write (any number of links, in link order).", false, true)
+               "which Houdini and Blender open as it is. Passes the grids through.");
+    s.input("vdb", "volumes", "Grids to write (any number of links, in link order).", false, true)
         .output("vdb", "volumes", "All input grids.");
     output_path_param(s, "$OS/fluid.$F4.vdb",
                       "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id. Relative "
@@ -144,10 +142,9 @@ void register_files(Registry& r) {
     r.add(std::move(s.make<WriteVdbNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "WriteMesh";
-    s.describe("Output", "Writes the mesh of each frame as .obj (text, with normals) or binary .ply.")
-        .input("mesh", "mesh", "Mesh to write.")
+    NodeSpec s("WriteMesh", "Output",
+               "Writes the mesh of each frame as .obj (text, with normals) or binary .ply.");
+    s.input("mesh", "mesh", "Mesh to write.")
         .output("mesh", "mesh", "The input, unchanged.");
     output_path_param(s, "$OS/surface.$F4.obj", "File path (.obj or .ply); $F4 is the frame padded to 4 digits.",
                       {".obj", ".ply"});
@@ -155,40 +152,35 @@ void register_files(Registry& r) {
   }
   const std::string relative = "File path; relative paths resolve against the graph file's folder.";
   {
-    NodeSpec s;
-    s.type = "ReadVDB";
-    s.describe("Input", "Reads every grid of a .vdb file (a $F4 token reads a sequence).")
-        .output("vdb", "volumes", "The file's grids.");
+    NodeSpec s("ReadVDB", "Input",
+               "Reads every grid of a .vdb file (a $F4 token reads a sequence).");
+    s.output("vdb", "volumes", "The file's grids.");
     input_path_param(s, relative, {});
     r.add(std::move(s.make<ReadVdbNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "ReadMesh";
-    s.describe("Input", "Reads a mesh from .obj or .ply (a $F4 token reads a sequence).")
-        .output("mesh", "mesh", "The mesh, with point normals (computed when the file has none).");
+    NodeSpec s("ReadMesh", "Input",
+               "Reads a mesh from .obj or .ply (a $F4 token reads a sequence).");
+    s.output("mesh", "mesh", "The mesh, with point normals (computed when the file has none).");
     input_path_param(s, relative, {".obj", ".ply"});
     r.add(std::move(s.make<ReadMeshNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "ReadParticles";
-    s.describe("Input", "Reads particles with their attributes from a .ply point cloud or a .vdb's VDB points.")
-        .output("particles", "points", "The particles.");
+    NodeSpec s("ReadParticles", "Input",
+               "Reads particles with their attributes from a .ply point cloud or a .vdb's VDB points.");
+    s.output("particles", "points", "The particles.");
     input_path_param(s, relative, {".ply", ".vdb"})
         .param_string("grid", "", "For .vdb: the points grid to read (empty: the first).")
         .param_float("radius", 0.0, 0.0, {}, "m", "Particle radius to set (0: the one stored in the file).");
     r.add(std::move(s.make<ReadParticlesNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "FileCache";
-    s.lazy_inputs = true;
-    s.describe("Output",
+    NodeSpec s("FileCache", "Output",
                "Houdini's File Cache for particles: each frame is written to disk (.ply or .vdb) and read back "
                "when its file exists, so a long simulation is cooked once. mode auto: read when cached, else cook "
-               "and write; write: always cook and overwrite; read: only read.")
-        .input("particles", "points", "Particles to cache.", true)
+               "and write; write: always cook and overwrite; read: only read.");
+    s.lazy_inputs = true;
+    s.input("particles", "points", "Particles to cache.", true)
         .output("particles", "points", "The particles, cooked or read.");
     output_path_param(s, "$OS/cache.$F4.ply", "File path (.ply or .vdb) with a frame token.", {".ply", ".vdb"})
         .param_enum("mode", {"auto", "write", "read"}, "auto", "When to cook upstream (see above).");

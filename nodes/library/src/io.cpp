@@ -82,13 +82,11 @@ class WriteParticlesNode final : public Node {
 }  // namespace
 
 void register_io(Registry& r) {
-  NodeSpec s;
-  s.type = "WriteParticles";
-  s.describe("Output",
+  NodeSpec s("WriteParticles", "Output",
              "Writes the particles of each frame as a binary .ply point cloud (x y z, vx vy vz, then the chosen "
              "attributes) to a temporary name and renames it into place. A relative path resolves under the "
-             "output folder (eddy run --out). Passes its input through.")
-      .input("particles", "points", "Particles to write.")
+             "output folder (eddy run --out). Passes its input through.");
+  s.input("particles", "points", "Particles to write.")
       .output("particles", "points", "The input, unchanged.");
   output_path_param(s, "$OS/particles.$F4.ply",
                     "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.", {})

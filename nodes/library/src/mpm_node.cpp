@@ -191,23 +191,19 @@ void register_mpm(Registry& r) {
     r.add(std::move(s.make<MpmNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "MPMMaterial";
-    s.describe("Solvers",
+    NodeSpec s("MPMMaterial", "Solvers",
                "Sets the integer `material` attribute that MPMSolver reads (0 water, 1 jelly, 2 snow, 3 sand) on "
-               "every input particle; merge several with MergePoints for a mixed simulation.")
-        .input("particles", "points", "Particles.")
+               "every input particle; merge several with MergePoints for a mixed simulation.");
+    s.input("particles", "points", "Particles.")
         .output("particles", "points", "The particles with `material` set.")
         .param_enum("material", kMpmMaterialNames, MpmMaterial::Water, "The material.");
     r.add(std::move(s.make<MaterialNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "ParticlesFromMesh";
-    s.describe("Emitters",
+    NodeSpec s("ParticlesFromMesh", "Emitters",
                "Fills a closed mesh (from ReadMesh) with particles on a cubic lattice of spacing 2 x particle_radius: "
-               "the lattice points inside the mesh, decided by its signed distance. Adds `id`.")
-        .input("mesh", "mesh", "A closed mesh.")
+               "the lattice points inside the mesh, decided by its signed distance. Adds `id`.");
+    s.input("mesh", "mesh", "A closed mesh.")
         .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
         .param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Offset added to the mesh's positions.")
         .param_float("particle_radius", 0.01, 1e-4, 10.0, "m", "Particle radius r; the lattice spacing is 2r.")

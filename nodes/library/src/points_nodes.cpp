@@ -58,23 +58,19 @@ class FilterPointsNode final : public Node {
 
 void register_points(Registry& r) {
   {
-    NodeSpec s;
-    s.type = "MergePoints";
-    s.describe("Points",
+    NodeSpec s("MergePoints", "Points",
                "Appends any number of particle sets into one, in link order; attributes missing on one side are "
-               "zero on the other. Keeps the first input's particle radius and numbers `id` afresh.")
-        .input("points", "points", "Particle sets to merge.", false, true)
+               "zero on the other. Keeps the first input's particle radius and numbers `id` afresh.");
+    s.input("points", "points", "Particle sets to merge.", false, true)
         .output("points", "points", "All the particles.");
     r.add(std::move(s.make<MergePointsNode>()));
   }
   {
-    NodeSpec s;
-    s.type = "FilterPoints";
-    s.describe("Points",
+    NodeSpec s("FilterPoints", "Points",
                "Keeps (or removes) the particles whose integer attribute equals a value, like Houdini's Blast on a "
                "group: one material of an MPM simulation (attribute `material`: 0 water, 1 jelly, 2 snow, 3 sand), "
-               "to surface each material on its own.")
-        .input("points", "points", "Particles.")
+               "to surface each material on its own.");
+    s.input("points", "points", "Particles.")
         .output("points", "points", "The particles kept, with all their attributes.")
         .param_string("attribute", "material", "Name of an integer attribute.")
         .param_int("value", 0, {}, {}, "", "The value to match.")

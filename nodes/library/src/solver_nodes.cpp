@@ -7,11 +7,10 @@
 namespace eddy::library {
 
 NodeSpec solver_spec(std::string type, std::string doc, std::string output_doc) {
-  NodeSpec s;
-  s.type = std::move(type);
+  NodeSpec s(std::move(type), "Solvers",
+             std::move(doc));
   s.stateful = true;
-  s.describe("Solvers", std::move(doc))
-      .input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
+  s.input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
       .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
       .output("particles", "points",
               output_doc +

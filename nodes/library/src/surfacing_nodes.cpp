@@ -109,13 +109,11 @@ class SdfToPrimNode final : public Node {
 
 void register_surfacing(Registry& r) {
   {
-    NodeSpec s;
-    s.type = "PrimToVDBPointDataGrid";
-    s.describe("Surfacing",
+    NodeSpec s("PrimToVDBPointDataGrid", "Surfacing",
                "Particles to an OpenVDB PointDataGrid (VDB points) holding P, v and the attributes asked for, "
                "the first step of the liquid surfacing chain and the point cache Houdini reads. A Dx so small "
-               "that the grid would not fit in memory is refused before anything is allocated.")
-        .input("particles", "points", "Particles.")
+               "that the grid would not fit in memory is refused before anything is allocated.");
+    s.input("particles", "points", "Particles.")
         .output("vdb", "volumes", "One PointDataGrid.")
         .param_float("Dx", 0.0, 0.0, {}, "m",
                      "Voxel size of the point grid; usually the particle diameter (0: the particles' diameter).")
@@ -125,14 +123,12 @@ void register_surfacing(Registry& r) {
   }
   {
     const LiquidSdfParams d;
-    NodeSpec s;
-    s.type = "SmoothLiquidSDF";
-    s.describe("Surfacing",
+    NodeSpec s("SmoothLiquidSDF", "Surfacing",
                "A smooth narrow-band level set of the liquid (grid \"surface\"): spheres of influenceScale x the "
                "particle radius are rasterised, renormalised, smoothed, eroded back to surfaceScale x radius from "
                "the centres, and particles left outside are kept as droplet spheres. Thin sheets stay connected, a "
-               "single particle gives a sphere, a flat layer a flat surface.")
-        .input("vdb", "volumes", "VDB points (from PrimToVDBPointDataGrid), or connect 'particles' instead.", true)
+               "single particle gives a sphere, a flat layer a flat surface.");
+    s.input("vdb", "volumes", "VDB points (from PrimToVDBPointDataGrid), or connect 'particles' instead.", true)
         .input("particles", "points", "Particles, instead of 'vdb'.", true)
         .output("sdf", "volumes", "The level set \"surface\".")
         .param_float("Dx", d.dx, 0.0, {}, "m", "Output voxel size; smaller is finer (0: half the particle radius).")
@@ -160,12 +156,10 @@ void register_surfacing(Registry& r) {
   }
   {
     const MeshingParams d;
-    NodeSpec s;
-    s.type = "SDFToPrim";
-    s.describe("Surfacing",
+    NodeSpec s("SDFToPrim", "Surfacing",
                "A level set to a closed mesh, wound outward (counter-clockwise seen from outside, as Houdini and "
-               "Blender expect) with point normals from the level set's gradient.")
-        .input("sdf", "volumes", "Volumes holding a level set.")
+               "Blender expect) with point normals from the level set's gradient.");
+    s.input("sdf", "volumes", "Volumes holding a level set.")
         .output("mesh", "mesh", "The surface mesh.")
         .param_string("grid", "", "Name of the level set to mesh (empty: the first level set).")
         .param_float("isoValue", d.iso, {}, {}, "m", "Distance of the meshed surface (positive: outside).")

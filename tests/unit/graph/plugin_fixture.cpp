@@ -20,10 +20,9 @@ class ScaleNode final : public eddy::Node {
 extern "C" __attribute__((visibility("default"))) int eddy_plugin_abi() { return EDDY_PLUGIN_ABI; }
 
 extern "C" __attribute__((visibility("default"))) void eddy_register_nodes(eddy::Registry& r) {
-  eddy::NodeSpec s;
-  s.type = "ThirdPartyScale";
-  s.describe("Third party", "Scales positions about the origin.")
-      .input("particles", "points", "In.")
+  eddy::NodeSpec s("ThirdPartyScale", "Third party",
+           "Scales positions about the origin.");
+  s.input("particles", "points", "In.")
       .output("particles", "points", "Scaled.")
       .param_float("factor", 2.0, 0.0, 100.0, "", "Scale factor.");
   r.add(std::move(s.make<ScaleNode>()));

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -55,6 +56,11 @@ struct CheckContext {
 };
 
 struct NodeSpec {
+  NodeSpec() = default;
+  // A node type with its category and one-paragraph doc.
+  NodeSpec(std::string type_, std::string category_, std::string doc_)
+      : type(std::move(type_)), category(std::move(category_)), doc(std::move(doc_)) {}
+
   std::string type;
   std::string category;
   std::string doc;
