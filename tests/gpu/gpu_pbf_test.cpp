@@ -50,7 +50,7 @@ TEST(Gpu, PbfStepMatchesTheCpu) {
   for (int k = 0; k < steps; ++k) {
     const PbfStepStats a = cpu->step(1.0f / 240, k / 240.0f);
     const PbfStepStats b = gpu->step(1.0f / 240, k / 240.0f);
-    EXPECT_EQ(a.neighbor_pairs, b.neighbor_pairs) << "step " << k;
+    test::expect_pair_counts_close(a.neighbor_pairs, b.neighbor_pairs, k);
     EXPECT_NEAR(a.max_speed, b.max_speed, 1e-3f * (1 + a.max_speed)) << "step " << k;
   }
   Points pc, pg;

@@ -55,4 +55,18 @@ inline float max_difference(const Points& a, const Points& b, const std::vector<
   return worst;
 }
 
+// Directed neighbour pairs counted by the CPU and the device in one step.
+// A pair whose distance lies within float round-off of the kernel radius h
+// can fall inside on one backend and outside on the other (the device fuses
+// multiply-adds): positions agree to about 1e-6 m, and with the pair count
+// growing as r^3 near r = h, the pairs within 2e-6 m of h are about
+// 3 * 2e-6 / h of them, 1.5e-4 at h = 4 cm. This allows four times that
+// fraction plus 2 pairs; a wrong cell or a missed neighbour block is off by
+// far more.
+inline void expect_pair_counts_close(uint64_t cpu, uint64_t device, int step) {
+  const double allowed = 2.0 + 6e-4 * double(cpu);
+  EXPECT_LE(std::fabs(double(cpu) - double(device)), allowed) << "step " << step << ": " << cpu << " pairs on the CPU, "
+                                                              << device << " on the device";
+}
+
 }  // namespace eddy::test
