@@ -50,14 +50,10 @@ TEST(GpuMpm, SubstepsMatchTheCpu) {
       EXPECT_EQ(a.grid_blocks, b.grid_blocks) << "substep " << k;
       EXPECT_NEAR(a.max_speed, b.max_speed, 1e-3f * (1 + a.max_speed)) << "substep " << k;
     }
-    Points pc, pg;
-    cpu->store(pc, true);
-    gpu->store(pg, true);
-    ASSERT_EQ(pc.size(), pg.size());
-    const std::vector<std::size_t> at = test::match_by_id(pc, pg);
-    const float worst_x = test::max_difference(pc, pg, at, "P");
+    const test::StoredPair both = test::store_both(*cpu, *gpu, true);
+    const float worst_x = both.max_difference("P");
     float worst_F = 0;
-    for (const char* f : {"F0", "F1", "F2"}) worst_F = std::max(worst_F, test::max_difference(pc, pg, at, f));
+    for (const char* f : {"F0", "F1", "F2"}) worst_F = std::max(worst_F, both.max_difference(f));
     // Float contraction and the device's math library differ from the host's.
     EXPECT_LT(worst_x, 1e-5f) << "transfer " << int(tr);
     EXPECT_LT(worst_F, 1e-4f) << "transfer " << int(tr);

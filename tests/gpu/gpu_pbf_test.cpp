@@ -53,15 +53,11 @@ TEST(Gpu, PbfStepMatchesTheCpu) {
     test::expect_pair_counts_close(a.neighbor_pairs, b.neighbor_pairs, k);
     EXPECT_NEAR(a.max_speed, b.max_speed, 1e-3f * (1 + a.max_speed)) << "step " << k;
   }
-  Points pc, pg;
-  cpu->store(pc);
-  gpu->store(pg);
-  ASSERT_EQ(pc.size(), pg.size());
-  const std::vector<std::size_t> at = test::match_by_id(pc, pg);
+  const test::StoredPair both = test::store_both(*cpu, *gpu);
   // Tolerance: float round-off (fused multiply-adds on the device) growing
   // over a few steps; far below the particle radius (2 cm).
-  const float worst_x = test::max_difference(pc, pg, at, "P"), worst_v = test::max_difference(pc, pg, at, "v"),
-              worst_rho = test::max_difference(pc, pg, at, "density");
+  const float worst_x = both.max_difference("P"), worst_v = both.max_difference("v"),
+              worst_rho = both.max_difference("density");
   std::printf("  after %d steps: max |dx| %.3g m, max |dv| %.3g m/s, max |drho| %.3g kg/m^3\n", steps, worst_x,
               worst_v, worst_rho);
   EXPECT_LT(worst_x, 1e-4f);

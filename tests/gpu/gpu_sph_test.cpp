@@ -43,12 +43,7 @@ TEST(GpuSph, StepMatchesTheCpu) {
       test::expect_pair_counts_close(a.boundary_pairs, b.boundary_pairs, k);
       EXPECT_NEAR(a.max_speed, b.max_speed, 1e-3f * (1 + a.max_speed)) << "step " << k;
     }
-    Points pc, pg;
-    cpu->store(pc);
-    gpu->store(pg);
-    ASSERT_EQ(pc.size(), pg.size());
-    const std::vector<std::size_t> at = test::match_by_id(pc, pg);
-    const float worst = test::max_difference(pc, pg, at, "P");
+    const float worst = test::store_both(*cpu, *gpu).max_difference("P");
     // Summation order differs (CUB's reductions and float contraction on the device).
     EXPECT_LT(worst, 1e-4f) << "method " << int(m);
   }

@@ -55,6 +55,23 @@ inline float max_difference(const Points& a, const Points& b, const std::vector<
   return worst;
 }
 
+// Both backends' states after the same steps, stored, and for each particle
+// of `cpu` the index of the same particle (by id) in `device`.
+struct StoredPair {
+  Points cpu, device;
+  std::vector<std::size_t> at;
+  float max_difference(const std::string& name) const { return test::max_difference(cpu, device, at, name); }
+};
+template <class Solver, class... StoreArgs>
+StoredPair store_both(const Solver& cpu, const Solver& device, StoreArgs... args) {
+  StoredPair s;
+  cpu.store(s.cpu, args...);
+  device.store(s.device, args...);
+  EXPECT_EQ(s.cpu.size(), s.device.size());
+  s.at = match_by_id(s.cpu, s.device);
+  return s;
+}
+
 // Directed neighbour pairs counted by the CPU and the device in one step.
 // A pair whose distance lies within float round-off of the kernel radius h
 // can fall inside on one backend and outside on the other (the device fuses

@@ -124,6 +124,22 @@ class DeviceColliders {
   uint32_t n_ = 0;
 };
 
+// Times a step's stages one after another: each lap() is the seconds since
+// the previous lap (the first: since the clock was made).
+class StageClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+  double lap() {
+    const Clock::time_point now = Clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
+
 // The part of every solver template (PbfSolverT, SphSolverT, MpmSolverT)
 // that does not depend on its method: the executor, the particle count,
 // the carried attributes, the colliders and the stage times, with the
@@ -135,8 +151,6 @@ class SolverOn : public Interface {
  public:
   using Params = typename Interface::ParamsType;
   using StageTimes = typename Interface::StageTimesType;
-  using Clock = std::chrono::steady_clock;
-
   const char* backend() const override { return Exec::backend_name; }
   std::size_t size() const override { return n_; }
   StageTimes stage_times() const override { return times_; }
@@ -147,7 +161,6 @@ class SolverOn : public Interface {
 
  protected:
   SolverOn(const Params& p, Exec ex) : Interface(p), ex_(std::move(ex)) {}
-  static double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
   Exec ex_;
   uint32_t n_ = 0, ncoll_ = 0;
@@ -163,8 +176,7 @@ class SolverOn : public Interface {
 #define EDDY_SOLVER_ON(Interface)                                                                               \
   using Base = SolverOn<Exec, Interface>;                                                                       \
   using Base::carried_, Base::colliders_, Base::ex_, Base::max_speed_, Base::n_, Base::ncoll_, Base::params_,   \
-      Base::times_, Base::secs;                                                                                 \
-  using typename Base::Clock;                                                                                   \
+      Base::times_;                                                                                             \
   template <class T>                                                                                            \
   using Vec = typename Exec::template Vector<T>
 

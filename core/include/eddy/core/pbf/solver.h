@@ -146,18 +146,17 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   PbfStepStats step(float dt, float time) override {
     PbfStepStats s;
     if (n_ == 0) return s;
-    const auto t0 = Clock::now();
+    StageClock clock;
     predict(dt);
-    const auto t1 = Clock::now();
+    times_.predict = clock.lap();
     find_neighbors();
-    const auto t2 = Clock::now();
+    times_.neighbors = clock.lap();
     solve(time + dt, s);
-    const auto t3 = Clock::now();
+    times_.solve = clock.lap();
     update_velocity(dt, time + dt);
     if (params_.vorticity > 0.0f || params_.xsph > 0.0f) non_pressure_forces(dt);
     commit(s);
-    const auto t4 = Clock::now();
-    times_ = {secs(t0, t1), secs(t1, t2), secs(t2, t3), secs(t3, t4)};
+    times_.velocity = clock.lap();
     s.neighbor_pairs = grid_.pair_count();
     ++steps_;
     return s;

@@ -9,20 +9,17 @@ namespace eddy {
 
 // Divergence solve, forces, v* = v + dt a, density solve on v*, x += dt v*.
 template <class Exec>
-void SphSolverT<Exec>::dfsph_step(float dt, bool warm, SphStepStats& s, SphStageTimes& times) {
-  const auto t2 = Clock::now();
+void SphSolverT<Exec>::dfsph_step(float dt, bool warm, StageClock& clock, SphStepStats& s, SphStageTimes& times) {
   if (params_.divergence_solver) s.divergence_iterations = divergence_solve(dt, warm);
-  const auto t3 = Clock::now();
-  times.divergence = secs(t2, t3);
+  times.divergence = clock.lap();
   if (c_.tension_model != 0) compute_normals();
   compute_forces(dt, /*pressure=*/false, warm);
   add_accel(dt, warm);
-  const auto t4 = Clock::now();
-  times.forces = secs(t3, t4);
+  times.forces = clock.lap();
   const SphErrorStats d = density_solve(dt, s.iterations, warm);
   s.mean_density_error = 100.0f * d.sum / float(n_);
   s.max_density_error = 100.0f * d.max;
-  times.pressure = secs(t4, Clock::now());
+  times.pressure = clock.lap();
   integrate(dt, /*add_accel=*/false);
 }
 

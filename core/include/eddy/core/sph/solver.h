@@ -218,11 +218,12 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     SphStepStats s;
     s.dt = dt;
     if (n_ == 0) return s;
-    const auto t0 = Clock::now();
+    StageClock clock;
+    SphStageTimes times;
     time_ = time;
     if (boundary_dirty_ || moving_) prepare_boundary(time);
     find_neighbors();
-    const auto t1 = Clock::now();
+    times.neighbors = clock.lap();
     // DFSPH's warm starts ride on passes that visit the pairs anyway: the
     // divergence solver's on the density pass, the density solver's on the
     // forces pass (each adds velocity through the pairs' gradients only, so
@@ -231,21 +232,17 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     const SphErrorStats e = compute_density(warm && params_.divergence_solver ? dt : 0.0f);
     s.mean_density_error = 100.0f * e.sum / float(n_);
     s.max_density_error = 100.0f * e.max;
-    const auto t2 = Clock::now();
-    SphStageTimes times;
+    times.density = clock.lap();
     if (params_.method == SphMethod::Wcsph)
-      wcsph_step(dt, times);
+      wcsph_step(dt, clock, times);
     else
-      dfsph_step(dt, warm, s, times);
-    const auto t5 = Clock::now();
+      dfsph_step(dt, warm, clock, s, times);
     if (c_.xsph > 0) xsph();
     const SphCounts moved = project(time + dt);
     s.projected = moved.all;
     s.projected_pressed = moved.pressed;
     commit(s);
-    times.neighbors = secs(t0, t1);
-    times.density = secs(t1, t2);
-    times.integrate = secs(t5, Clock::now());
+    times.integrate = clock.lap();
     times_ = times;
     s.neighbor_pairs = grid_.pair_count();
     s.boundary_pairs = nb_ ? bgrid_.pair_count() : 0;
@@ -273,10 +270,10 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   void compute_normals();
 
   // WCSPH (wcsph.h).
-  void wcsph_step(float dt, SphStageTimes& times);
+  void wcsph_step(float dt, StageClock& clock, SphStageTimes& times);
 
   // DFSPH (dfsph.h).
-  void dfsph_step(float dt, bool warm, SphStepStats& s, SphStageTimes& times);
+  void dfsph_step(float dt, bool warm, StageClock& clock, SphStepStats& s, SphStageTimes& times);
   SphErrorStats compute_residual(float scale, bool add_density, bool divergence);
   void apply_kappa(float dt, const float* kappa);
   SphErrorStats jacobi(float dt, float eta, bool density, Vec<float>& total, int& iters);

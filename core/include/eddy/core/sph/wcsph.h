@@ -16,11 +16,10 @@ EDDY_HD_INLINE float tait_pressure(const SphConstants& c, float rel) {
 
 // forces (pressure, viscosity, surface tension, walls), then v += dt a, x += dt v.
 template <class Exec>
-void SphSolverT<Exec>::wcsph_step(float dt, SphStageTimes& times) {
-  const auto t0 = Clock::now();
+void SphSolverT<Exec>::wcsph_step(float dt, StageClock& clock, SphStageTimes& times) {
   if (c_.tension_model != 0) compute_normals();
   compute_forces(dt, /*pressure=*/true);
-  times.forces = secs(t0, Clock::now());
+  times.forces = clock.lap();
   integrate(dt, /*add_accel=*/true);
 }
 
