@@ -24,7 +24,9 @@ fs.writeFileSync(path.join(root, "million.eddy.json"), JSON.stringify({
   links: [],
 }));
 
-const proc = spawn(eddy, ["serve", "--port", "0", "--root", root, "--static", path.join(repo, "editor", "dist")]);
+// Scripted requests below: no token asked for.
+const proc = spawn(eddy, ["serve", "--port", "0", "--root", root, "--static", path.join(repo, "editor", "dist"),
+                          "--no-token"]);
 const port = await new Promise((resolve, reject) => {
   let text = "";
   proc.stdout.on("data", (d) => {

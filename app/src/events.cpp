@@ -50,11 +50,43 @@ bool EventHub::stopping() {
   return stopping_;
 }
 
-void stream_events(EventHub& hub, httplib::Response& res) {
+bool EventHub::open_stream(std::size_t max) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (streams_ >= max) return false;
+  ++streams_;
+  return true;
+}
+
+void EventHub::close_stream() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --streams_;
+}
+
+namespace {
+
+// One open stream's place in the count, given back when the stream's
+// provider (which holds it) is destroyed.
+struct StreamSlot {
+  explicit StreamSlot(EventHub& h) : hub(h) {}
+  ~StreamSlot() { hub.close_stream(); }
+  EventHub& hub;
+};
+
+}  // namespace
+
+void stream_events(EventHub& hub, httplib::Response& res, std::size_t max_streams) {
+  if (!hub.open_stream(max_streams)) {
+    res.status = 503;
+    res.set_content(json{{"error", "too many event streams open (" + std::to_string(max_streams) +
+                                       "): close an editor tab, or retry later"}}.dump(),
+                    "application/json");
+    return;
+  }
+  auto slot = std::make_shared<StreamSlot>(hub);
   auto cursor = std::make_shared<uint64_t>(hub.end());
   auto greeted = std::make_shared<bool>(false);
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider("text/event-stream", [&hub, cursor, greeted](std::size_t,
+  res.set_chunked_content_provider("text/event-stream", [&hub, slot, cursor, greeted](std::size_t,
                                                                                 httplib::DataSink& sink) {
     if (hub.stopping()) return false;
     std::string chunk;

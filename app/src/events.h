@@ -29,6 +29,10 @@ class EventHub {
   std::string take(uint64_t& cursor, std::chrono::milliseconds wait);
   void stop();
   bool stopping();
+  // Counts the open event streams: false (and no count taken) when `max`
+  // are open already.
+  bool open_stream(std::size_t max);
+  void close_stream();
 
  private:
   static constexpr std::size_t kKeep = 4096;
@@ -36,13 +40,15 @@ class EventHub {
   std::condition_variable cv_;
   std::deque<std::string> log_;
   uint64_t first_ = 0;
+  std::size_t streams_ = 0;
   bool stopping_ = false;
 };
 
 // Answers GET /api/events: a "connected" event, then every event published
 // from now on, with keep-alives between; ends when the client goes or the
-// hub stops.
-void stream_events(EventHub& hub, httplib::Response& res);
+// hub stops. Refuses (503) when max_streams are open already: each open
+// stream holds one of the server's workers.
+void stream_events(EventHub& hub, httplib::Response& res, std::size_t max_streams);
 
 // A cook's node events, published to the hub.
 class HubObserver final : public CookObserver {

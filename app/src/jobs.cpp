@@ -44,6 +44,9 @@ Job CookQueue::push(const std::string& node, std::pair<int, int> frames) {
   Job job;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.size() >= max_queued_)
+      throw HttpError(429, "the cook queue is full (" + std::to_string(queue_.size()) +
+                               " jobs waiting): wait for them, or cancel them with POST /api/cancel");
     job = {next_job_++, node, frames.first, frames.second};
     queue_.push_back(job);
   }

@@ -49,9 +49,11 @@ struct Job {
 // (job_queued, job_started, frame_done, error, job_finished).
 class CookQueue {
  public:
-  CookQueue(OpenGraph& graph, EventHub& hub) : graph_(graph), hub_(hub) {}
+  CookQueue(OpenGraph& graph, EventHub& hub, std::size_t max_queued)
+      : graph_(graph), hub_(hub), max_queued_(max_queued) {}
   void start();  // the worker thread
-  // Queues a cook of node (empty: every terminal node) over frames.
+  // Queues a cook of node (empty: every terminal node) over frames; refuses
+  // (HttpError 429) when max_queued jobs already wait.
   Job push(const std::string& node, std::pair<int, int> frames);
   // Drops the queued jobs and cancels the running one; returns how many were dropped.
   std::size_t cancel();
@@ -68,6 +70,7 @@ class CookQueue {
 
   OpenGraph& graph_;
   EventHub& hub_;
+  std::size_t max_queued_;
   std::thread worker_;
   std::mutex mu_;
   std::condition_variable cv_;

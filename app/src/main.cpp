@@ -2,7 +2,7 @@
 //   eddy run GRAPH [--frames A-B] [--out DIR] [--set NODE.PARAM=VALUE ...] [--threads N]
 //   eddy nodes [TYPE] [--json]
 //   eddy validate GRAPH
-//   eddy serve [--port P] [--graph FILE] [--root DIR] [--out DIR] [--static DIR]
+//   eddy serve [--port P] [--graph FILE] [--root DIR] [--out DIR] [--static DIR] [--no-token]
 // A user's mistake prints one clear message and exits with status 2.
 #include <tbb/global_control.h>
 #include <unistd.h>
@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--graph", serve.graph, "Graph to open at start, relative to the root");
   serve_cmd->add_option("--static", serve.static_dir, "The built editor (editor/dist)");
   serve_cmd->add_option("--threads", serve.threads, "Cook threads (default: all cores)")->check(CLI::PositiveNumber);
+  bool no_token = false;
+  serve_cmd->add_flag("--no-token", no_token,
+                      "Do not ask for the per-run token on requests that change state (scripted use on a trusted "
+                      "machine); the Host and Origin checks stay");
 
   std::string validate_graph;
   auto* validate_cmd = app.add_subcommand("validate", "Load and validate a graph without cooking it");
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
         const auto dist = std::filesystem::path(exe_path()).parent_path() / ".." / ".." / "editor" / "dist";
         if (std::filesystem::is_regular_file(dist / "index.html")) serve.static_dir = dist.lexically_normal().string();
       }
+      serve.token = !no_token;
       return eddy::app::serve(registry, serve);
     }
   } catch (const eddy::Error& e) {

@@ -9,6 +9,7 @@
 #include "eddy/core/io.h"
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
+#include "eddy/graph/json.h"
 #include "sandbox.h"
 #include "server_impl.h"
 
@@ -18,11 +19,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-void reply_error(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  reply_json(res, json{{"error", message}}.dump());
-}
 
 // A handler whose exceptions become error replies: an HttpError its own
 // status, a failing node 422, a cancelled cook 409, eddy::Error 400, the rest 500.
@@ -62,7 +58,7 @@ json list_graphs(const fs::path& root, const fs::path& out) {
     if (!it->is_regular_file() || !is_graph_file(it->path().filename().string())) continue;
     json entry{{"path", fs::relative(it->path(), root).generic_string()}};
     try {
-      const json g = json::parse(read_file(it->path().string()));
+      const json g = parse_json(read_file(it->path().string()), it->path().string());
       if (g.contains("comment") && g["comment"].is_string()) entry["comment"] = g["comment"];
     } catch (const std::exception&) {
       entry["invalid"] = true;
@@ -161,7 +157,9 @@ void Server::Impl::routes() {
     reply_json(res, json{{"cancelled_queued", jobs.cancel()}}.dump());
   }));
   http.Get("/api/status", wrap([this](const auto&, auto& res) { reply_json(res, status(jobs, graph).dump()); }));
-  http.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) { stream_events(hub, res); });
+  http.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) {
+    stream_events(hub, res, options.max_event_streams);
+  });
   http.Get("/api/geometry", wrap([this](const auto& req, auto& res) { geometry(req, res); }));
   http.Post("/api/export", wrap([this](const auto& req, auto& res) { export_files(req, res); }));
   if (!options.static_dir.empty() && fs::is_directory(options.static_dir))

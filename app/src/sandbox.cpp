@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "eddy/graph/json.h"
+
 namespace eddy::app {
 
 namespace fs = std::filesystem;
@@ -40,9 +42,9 @@ fs::path graph_file(const fs::path& root, const std::string& rel) {
 
 json parse_body(const std::string& body) {
   try {
-    return json::parse(body);
-  } catch (const json::exception& e) {
-    throw HttpError(400, std::string("the request body is not valid JSON: ") + e.what());
+    return parse_json(body, "the request body");
+  } catch (const Error& e) {
+    throw HttpError(400, e.what());
   }
 }
 

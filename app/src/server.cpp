@@ -4,9 +4,12 @@
 // server_impl.h (the Impl that holds them).
 #include "server.h"
 
+#include <pthread.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <pthread.h>
+#include <thread>
 
 #include "eddy/core/error.h"
 #include "eddy/graph/graph.h"
@@ -33,9 +36,10 @@ Server::Impl::Impl(const Registry& r, ServeOptions o)
       options(std::move(o)),
       root(fs::weakly_canonical(options.root.empty() ? "." : options.root)),
       out(options.out.empty() ? root / "out" : fs::weakly_canonical(options.out)),
+      token(options.token ? RequestGuard::new_token() : std::string()),
       observer(hub),
       graph(registry, cook_options(out, options.threads), observer),
-      jobs(graph, hub) {}
+      jobs(graph, hub, options.max_queued_jobs) {}
 
 Server::Server(const Registry& registry, ServeOptions options)
     : impl_(std::make_unique<Impl>(registry, std::move(options))) {}
@@ -62,12 +66,29 @@ int Server::start() {
                   " (in use? pick another with --port)");
     s.bound_port = s.options.port;
   }
+  // Every request is checked before it is routed (guard.h).
+  s.guard = std::make_unique<RequestGuard>(s.bound_port, s.token);
+  s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    if (const auto refused = s.guard->refusal(req)) {
+      reply_error(res, refused->status, refused->what());
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   s.jobs.start();
   s.listener = std::thread([&s] { s.http.listen_after_bind(); });
+  // Returns once the listener runs: httplib's stop() before that is lost,
+  // and a stop() right after start() would then wait on it for ever.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!s.http.is_running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!s.http.is_running()) throw Error("cannot listen on " + s.options.host + ":" + std::to_string(s.bound_port));
   return s.bound_port;
 }
 
 int Server::port() const { return impl_->bound_port; }
+
+const std::string& Server::token() const { return impl_->token; }
 
 void Server::wait() {
   std::unique_lock<std::mutex> lock(impl_->stop_mu);
@@ -96,8 +117,9 @@ int serve(const Registry& registry, const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Server server(registry, options);
   const int port = server.start();
-  std::printf("eddy serve: http://%s:%d/ (root %s)\n", options.host.c_str(), port,
-              fs::weakly_canonical(options.root).c_str());
+  const std::string& token = server.token();
+  std::printf("eddy serve: http://%s:%d/%s (root %s)\n", options.host.c_str(), port,
+              token.empty() ? "" : ("?token=" + token).c_str(), fs::weakly_canonical(options.root).c_str());
   std::fflush(stdout);
   std::thread([&server, signals] {
     int sig = 0;

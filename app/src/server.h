@@ -24,9 +24,11 @@
 // node_finished (seconds, bytes), node_cached, frame_done, error (node,
 // frame, message), job_finished (cancelled, failed).
 //
-// Safety: paths in requests are relative, without "..", and must resolve
+// Safety: the Host and Origin checks and the per-run token of guard.h;
+// paths in requests are relative, without "..", and must resolve
 // (links followed) inside the root (graphs) or the output folder (exports);
-// request bodies are bounded; a failing node is reported as an error event
+// request bodies, JSON nesting, the cook queue and the event streams are
+// bounded; a failing node is reported as an error event
 // and never takes the server down; a client that goes away mid-stream only
 // ends its own stream.
 #include <cstddef>
@@ -46,6 +48,9 @@ struct ServeOptions {
   std::string static_dir;         // the built front end; empty: none
   std::size_t max_body = 8 << 20;  // bytes
   int threads = 0;                // cook threads, 0: all
+  bool token = true;              // ask for the per-run token (guard.h); off: --no-token
+  std::size_t max_queued_jobs = 64;  // cook requests beyond it get 429
+  std::size_t max_event_streams = 32;  // event streams beyond it get 503 (each holds a worker of 64)
 };
 
 class Server {
@@ -56,6 +61,9 @@ class Server {
   // Throws eddy::Error when the address cannot be bound.
   int start();
   int port() const;
+  // The per-run token requests that change state must carry (empty with
+  // ServeOptions::token off).
+  const std::string& token() const;
   // Blocks until stop() (from another thread or a signal handler's thread).
   void wait();
   void stop();

@@ -12,6 +12,7 @@
 
 #include "eddy/graph/value.h"
 #include "events.h"
+#include "guard.h"
 #include "jobs.h"
 #include "server.h"
 
@@ -30,6 +31,9 @@ struct Server::Impl {
   std::condition_variable stop_cv;
   bool stopped = false;
 
+  std::string token;                    // empty: none asked for
+  std::unique_ptr<RequestGuard> guard;  // made once the port is known
+
   EventHub hub;
   HubObserver observer;
   OpenGraph graph;
@@ -47,5 +51,10 @@ struct Server::Impl {
 
 // Sets a JSON body (text already dumped).
 inline void reply_json(httplib::Response& res, const std::string& text) { res.set_content(text, "application/json"); }
+// An error reply: {"error": message} with `status`.
+inline void reply_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  reply_json(res, nlohmann::json{{"error", message}}.dump());
+}
 
 }  // namespace eddy::app

@@ -37,8 +37,9 @@ function startServer() {
     let text = "";
     proc.stdout.on("data", (d) => {
       text += d;
-      const m = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(text);
-      if (m) resolve({ proc, port: Number(m[1]) });
+      // The URL it prints carries the run's token: the editor opens through it.
+      const m = /(http:\/\/127\.0\.0\.1:(\d+)\/\S*)/.exec(text);
+      if (m) resolve({ proc, port: Number(m[2]), url: m[1] });
     });
     proc.stderr.on("data", (d) => process.stderr.write(d));
     proc.on("exit", (code) => reject(new Error(`eddy serve exited with ${code}`)));
@@ -93,7 +94,7 @@ async function viewportPixels(page, name) {
   }, shot.toString("base64"));
 }
 
-const { proc, port } = await startServer();
+const { proc, port, url } = await startServer();
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--use-angle=swiftshader",
@@ -103,7 +104,15 @@ try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   page.on("pageerror", (e) => failures.push(`page error: ${e.message}`));
   page.on("console", (m) => m.type() === "error" && console.log(`browser: ${m.text()}`));
-  await page.goto(`http://127.0.0.1:${port}/`);
+  // Without the token, the server refuses what changes state; through the printed URL, the editor works.
+  const refused = await fetch(`http://127.0.0.1:${port}/api/cancel`, { method: "POST", body: "{}" });
+  check(refused.status === 403 && url.includes("?token="), "the server asks for the token printed in its URL");
+  const crossSite = await fetch(`http://127.0.0.1:${port}/api/cancel`, {
+    method: "POST", body: "{}", headers: { Origin: "http://evil.example", "Content-Type": "text/plain" },
+  });
+  check(crossSite.status === 403, "a cross-site request is refused");
+  await page.goto(url);
+  check(!page.url().includes("token="), "the editor takes the token out of the address bar");
 
   // Load an example.
   await page.getByTestId("example-water_hits_lemon.eddy.json").click();

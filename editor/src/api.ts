@@ -63,10 +63,28 @@ export class ApiError extends Error {
   }
 }
 
+// The per-run token of `eddy serve` (in the URL it prints, ?token=...):
+// taken from the address on the first load, kept in the tab's session
+// storage so that a reload keeps it, dropped from the address bar, and sent
+// with every request as the header X-Eddy-Token.
+const TOKEN_KEY = "eddy-token";
+function takeToken(): string {
+  const url = new URL(window.location.href);
+  const fromUrl = url.searchParams.get("token");
+  if (fromUrl) {
+    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    url.searchParams.delete("token");
+    window.history.replaceState(null, "", url.toString());
+  }
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
+}
+const token = takeToken();
+const tokenHeader = (): Record<string, string> => (token ? { "X-Eddy-Token": token } : {});
+
 async function call<T>(method: string, url: string, body?: unknown): Promise<T> {
   const res = await fetch(url, {
     method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    headers: body === undefined ? tokenHeader() : { ...tokenHeader(), "Content-Type": "application/json" },
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -99,7 +117,7 @@ export const api = {
     call<{ files: string[]; folder: string }>("POST", "/api/export", { node, frames, path }),
   async geometry(node: string, frame: number, attributes: string[]): Promise<ArrayBuffer> {
     const q = new URLSearchParams({ node, frame: String(frame), attributes: attributes.join(",") });
-    const res = await fetch(`/api/geometry?${q}`);
+    const res = await fetch(`/api/geometry?${q}`, { headers: tokenHeader() });
     if (!res.ok) {
       const j = await res.json().catch(() => ({ error: res.statusText }));
       throw new ApiError(res.status, j.error ?? res.statusText, j.node);

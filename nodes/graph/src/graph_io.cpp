@@ -11,6 +11,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/graph/graph.h"
+#include "eddy/graph/json.h"
 #include "eddy/graph/util.h"
 
 namespace eddy {
@@ -215,19 +216,6 @@ std::string unknown_type(const Registry& reg, const std::string& type, const std
          (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)";
 }
 
-std::pair<int, int> line_col(const std::string& text, std::size_t byte) {
-  int line = 1, col = 1;
-  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
-}
-
 bool valid_id(const std::string& id) {
   if (id.empty()) return false;
   for (char c : id)
@@ -238,15 +226,16 @@ bool valid_id(const std::string& id) {
 }  // namespace
 
 ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where) {
+  check_json_depth(text, where);
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {
     // Bare text: a string, or "x,y,z" for a vector.
     if (spec.type == ParamType::Vec3 && std::count(text.begin(), text.end(), ',') == 2) {
       try {
         j = json::parse("[" + text + "]");
-      } catch (const json::parse_error&) {
+      } catch (const json::exception&) {
         j = text;
       }
     } else {
@@ -264,7 +253,12 @@ ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, cons
 // ---------------------------------------------------------------------------
 
 void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& opt) {
-  if (!(g.fps > 0) || !std::isfinite(g.fps)) throw Error("fps: expected a number > 0, got " + num(g.fps));
+  if (!(g.fps >= kMinFps && g.fps <= kMaxFps))
+    throw Error("fps: expected a number in [" + num(kMinFps) + ", " + num(kMaxFps) + "], got " + num(g.fps));
+  for (const int f : {g.frame_start, g.frame_end})
+    if (f < -kMaxFrame || f > kMaxFrame)
+      throw Error("frame_range: frame " + std::to_string(f) + " is outside [-" + std::to_string(kMaxFrame) + ", " +
+                  std::to_string(kMaxFrame) + "]");
   if (g.frame_end < g.frame_start)
     throw Error("frame_range: end " + std::to_string(g.frame_end) + " is before start " +
                 std::to_string(g.frame_start) + " (the range holds no frame)");
@@ -362,16 +356,7 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
 
 Graph parse_graph(const std::string& text, const Registry& reg, const std::string& source,
                   const ValidateOptions& options) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
-    std::string msg = e.what();
-    // nlohmann: "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
-    if (auto p = msg.find("syntax error"); p != std::string::npos) msg = msg.substr(p);
-    throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + msg);
-  }
+  const json root = parse_json(text, source);
   auto where = [&](const std::string& w) { return source + ": " + w; };
   try {
     if (!root.is_object()) throw Error("expected a JSON object at the top level, got " + shown(root));
@@ -398,11 +383,14 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
     const json& fr = root["frame_range"];
     if (!fr.is_array() || fr.size() != 2 || !fr[0].is_number_integer() || !fr[1].is_number_integer())
       throw Error("frame_range: expected [start, end] as two integers, got " + shown(fr));
+    for (const json& f : fr)
+      if (f.get<int64_t>() < -kMaxFrame || f.get<int64_t>() > kMaxFrame)
+        throw Error("frame_range: frame " + f.dump() + " is outside [-" + std::to_string(kMaxFrame) + ", " +
+                    std::to_string(kMaxFrame) + "]");
     g.frame_start = fr[0].get<int>();
     g.frame_end = fr[1].get<int>();
     if (root.contains("fps")) {
-      if (!root["fps"].is_number() || !(root["fps"].get<double>() > 0))
-        throw Error("fps: expected a number > 0, got " + shown(root["fps"]));
+      if (!root["fps"].is_number()) throw Error("fps: expected a number, got " + shown(root["fps"]));
       g.fps = root["fps"].get<double>();
     }
     const json nodes = root.value("nodes", json::array());
@@ -503,7 +491,8 @@ void save_graph(const Graph& g, const Registry& reg, const std::string& path) {
 }
 
 void apply_override(Graph& g, const Registry& reg, const std::string& a) {
-  const std::string w = "--set " + a;
+  // The place in messages: the argument, cut short when it is long.
+  const std::string w = "--set " + (a.size() > 80 ? a.substr(0, 77) + "..." : a);
   const auto eq = a.find('=');
   const auto dot = a.substr(0, eq).rfind('.');
   if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == eq)

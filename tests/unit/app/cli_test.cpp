@@ -102,6 +102,13 @@ TEST_F(Cli, BadInputExitsWithStatus2AndWritesNothing) {
       {"path without frame token", "p.$F4.ply", "p.ply", "", "has no frame token ($F or $F4)"},
       {"bad --set", "", "", "--set solver.substeps=-1", "--set solver.substeps=-1: expected an integer"},
       {"--set unknown node", "", "", "--set solvr.substeps=3", "no node \"solvr\"; did you mean \"solver\"?"},
+      {"JSON nested 200,000 deep", "\"fps\": 24,",
+       "\"fps\": 24, \"comment\": " + std::string(200000, '[') + std::string(200000, ']') + ",", "",
+       "g.eddy.json:2:213: JSON nested deeper than 128 levels"},
+      {"--set value nested deep", "", "", "--set 'solver.substeps=" + std::string(1000, '[') + "'",
+       ":1:129: JSON nested deeper than 128 levels"},
+      {"vanishing fps", "\"fps\": 24", "\"fps\": 1e-300", "", "fps: expected a number in [1, 10000], got 1e-300"},
+      {"frame beyond int", "[1, 3]", "[1, 3000000000]", "", "frame_range: frame 3000000000 is outside"},
   };
   for (const auto& c : cases) {
     SetUp();

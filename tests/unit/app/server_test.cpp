@@ -18,6 +18,8 @@
 #include "eddy/graph/registry.h"
 #include "../../builtin_registry.h"
 #include "../../temp_dir.h"
+#include "jobs.h"
+#include "sandbox.h"
 #include "server.h"
 
 namespace eddy::app {
@@ -60,12 +62,14 @@ std::string url_encode(const std::string& s) {
 
 class ServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start(ServeOptions{}); }
+  // A server on a free port over a fresh root; `o`'s limits are kept.
+  void start(ServeOptions o) {
+    if (server) server->stop();
     root = test::fresh_test_dir("eddy_serve_");
     fs::create_directories(root / "graphs");
     std::ofstream(root / "graphs" / "small.eddy.json") << small_graph(0.05, 10);
     std::ofstream(root / "notes.txt") << "not a graph";
-    ServeOptions o;
     o.port = 0;
     o.root = root.string();
     o.threads = 2;
@@ -76,7 +80,13 @@ class ServerTest : public ::testing::Test {
     server->stop();
     fs::remove_all(root);
   }
+  // A client as the editor is one: it sends the run's token.
   httplib::Client client() {
+    httplib::Client c = bare_client();
+    c.set_default_headers({{"X-Eddy-Token", server->token()}});
+    return c;
+  }
+  httplib::Client bare_client() {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(30, 0);
     return c;
@@ -212,6 +222,125 @@ TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {
   r = c.Put("/api/graph", std::string(9 << 20, ' '), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413);
+  // Nesting far beyond any graph (400 KB of brackets): refused by depth, and the server lives on.
+  for (const char* path : {"/api/graph", "/api/cook"}) {
+    const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+    r = std::string(path) == "/api/graph" ? c.Put(path, deep, "application/json") : c.Post(path, deep, "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << path;
+    EXPECT_NE(r->body.find("the request body:1:129: JSON nested deeper than 128 levels"), std::string::npos)
+        << path << ": " << r->body;
+  }
+  r = c.Get("/api/graph");
+  ASSERT_TRUE(r) << "the server still answers";
+  EXPECT_EQ(json::parse(r->body)["nodes"].size(), 3u) << "the open graph is untouched";
+}
+
+TEST_F(ServerTest, CrossSiteRebindingAndTokenlessRequestsAreRefused) {
+  const std::string self = "127.0.0.1:" + std::to_string(port);
+  ASSERT_EQ(server->token().size(), 32u);
+  // A page on another site posting a "simple" request (no preflight), token or not.
+  auto c = client();
+  c.set_default_headers({{"X-Eddy-Token", server->token()}, {"Origin", "http://evil.example"}});
+  auto r = c.Post("/api/graph/open", R"({"path": "graphs/small.eddy.json"})", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_NE(r->body.find("Origin 'http://evil.example' is not this server's"), std::string::npos) << r->body;
+  // DNS rebinding: the browser thinks it talks to evil.example.
+  const std::string p = std::to_string(port);
+  for (const std::string& host : std::vector<std::string>{"evil.example:" + p, "evil.example",
+                                                          "localhost.evil.example:" + p,
+                                                          "127.0.0.1:" + std::to_string(port + 1)}) {
+    auto b = bare_client();
+    b.set_default_headers({{"Host", host}, {"X-Eddy-Token", server->token()}});
+    r = b.Get("/api/catalog");
+    ASSERT_TRUE(r) << host;
+    EXPECT_EQ(r->status, 403) << host;
+    EXPECT_NE(r->body.find("Host '" + host + "' does not name this server"), std::string::npos) << r->body;
+  }
+  // No token, a wrong one: refused on what changes state or cooks, allowed on reads.
+  auto bare = bare_client();
+  r = bare.Post("/api/graph/open", R"({"path": "graphs/small.eddy.json"})", "application/json");
+  EXPECT_EQ(r->status, 403);
+  EXPECT_NE(r->body.find("no token for POST /api/graph/open"), std::string::npos) << r->body;
+  r = bare.Get("/api/geometry?node=tank&frame=1");
+  EXPECT_EQ(r->status, 403) << "geometry cooks";
+  bare.set_default_headers({{"X-Eddy-Token", std::string(32, '0')}});
+  r = bare.Put("/api/graph", small_graph(0.05, 10), "application/json");
+  EXPECT_EQ(r->status, 403);
+  EXPECT_NE(r->body.find("a wrong token"), std::string::npos) << r->body;
+  r = bare_client().Get("/api/graph");
+  EXPECT_EQ(r->status, 409) << "nothing refused above reached the graph: none is open";
+  EXPECT_EQ(bare_client().Get("/api/catalog")->status, 200);
+  // The server's own origin, by address or as localhost, with the token (header or query parameter).
+  auto own = client();
+  own.set_default_headers({{"X-Eddy-Token", server->token()}, {"Origin", "http://" + self}});
+  r = own.Post("/api/graph/open", R"({"path": "graphs/small.eddy.json"})", "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  auto local = bare_client();
+  local.set_default_headers({{"Host", "localhost:" + std::to_string(port)},
+                             {"Origin", "http://localhost:" + std::to_string(port)}});
+  r = local.Get("/api/geometry?node=tank&frame=1&token=" + server->token());
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+TEST_F(ServerTest, TheTokenCanBeSwitchedOffButNotTheOriginCheck) {
+  ServeOptions o;
+  o.token = false;
+  start(o);
+  EXPECT_TRUE(server->token().empty());
+  auto c = bare_client();
+  auto r = c.Post("/api/graph/open", R"({"path": "graphs/small.eddy.json"})", "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  c.set_default_headers({{"Origin", "http://evil.example"}});
+  r = c.Post("/api/cancel", "{}", "application/json");
+  EXPECT_EQ(r->status, 403) << r->body;
+}
+
+TEST_F(ServerTest, TheEventStreamsAreBounded) {
+  ServeOptions o;
+  o.max_event_streams = 2;
+  start(o);
+  // Two streams open: a third is refused, and the server answers other requests.
+  {
+    EventReader a(port, [](const json&) { return false; });
+    EventReader b(port, [](const json&) { return false; });
+    auto r = bare_client().Get("/api/events");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 503);
+    EXPECT_NE(r->body.find("too many event streams open (2)"), std::string::npos) << r->body;
+    EXPECT_EQ(bare_client().Get("/api/catalog")->status, 200);
+  }
+  // The readers gone, their places come free (once the server's next
+  // keep-alive, within a second, finds their connections closed).
+  int status = 0;
+  for (int k = 0; k < 50 && status != 200; ++k) {
+    bare_client().Get(
+        "/api/events", [&](const httplib::Response& res) { status = res.status; return false; },
+        [](const char*, std::size_t) { return false; });
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(status, 200) << "a stream opens again";
+}
+
+// The queue alone, without its worker: a flood of cook requests is refused
+// past the bound (the routes answer the HttpError with its status, 429).
+TEST(CookQueueBound, RequestsPastTheBoundAreRefused) {
+  EventHub hub;
+  HubObserver observer(hub);
+  OpenGraph graph(registry(), CookOptions{}, observer);
+  CookQueue jobs(graph, hub, 3);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(jobs.push("", {1, 2}).id, uint64_t(k + 1));
+  try {
+    jobs.push("", {1, 2});
+    FAIL() << "a fourth job was queued";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status, 429);
+    EXPECT_NE(std::string(e.what()).find("the cook queue is full (3 jobs waiting)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(jobs.status()["queued"], 3);
+  EXPECT_EQ(jobs.cancel(), 3u);
+  EXPECT_EQ(jobs.push("", {1, 2}).id, 4u) << "room again once the queue is emptied";
 }
 
 TEST_F(ServerTest, PathsOutsideTheRootAndOutputFolderAreRefused) {

@@ -95,7 +95,16 @@ TEST_F(GraphTest, BadInputsNameThePlace) {
        "{\"id\": \"sim\", \"type\": \"Integrator\", \"params\": {\"mode\": \"c\"}}",
        "params.mode: expected one of a, b, got \"c\""},
       {"unknown top-level key", "\"fps\": 30,", "\"fps\": 30, \"nodez\": [],", "nodez: unknown key; did you mean \"nodes\"?"},
-      {"bad fps", "\"fps\": 30", "\"fps\": -1", "fps: expected a number > 0"},
+      {"bad fps", "\"fps\": 30", "\"fps\": -1", "fps: expected a number in [1, 10000], got -1"},
+      {"vanishing fps", "\"fps\": 30", "\"fps\": 1e-300", "fps: expected a number in [1, 10000], got 1e-300"},
+      {"fps not a number", "\"fps\": 30", "\"fps\": \"30\"", "fps: expected a number, got \"30\""},
+      {"frame beyond int", "[1, 10]", "[1, 3000000000]", "frame_range: frame 3000000000 is outside [-1000000000, 1000000000]"},
+      {"frame far below", "[1, 10]", "[-1000000001, 10]", "frame_range: frame -1000000001 is outside"},
+      {"number beyond double", "{\"count\": 5}", "{\"value\": 1e999}", "g.json: invalid JSON: number overflow parsing '1e999'"},
+      {"too deep", "\"fps\": 30,", "\"fps\": 30, \"comment\": " + std::string(200, '[') + std::string(200, ']') + ",",
+       "g.json:2:"},
+      {"too deep says so", "\"fps\": 30,", "\"fps\": 30, \"comment\": " + std::string(200, '[') + std::string(200, ']') + ",",
+       "JSON nested deeper than 128 levels"},
   };
   for (const auto& c : cases) {
     std::string text = kGood;

@@ -29,6 +29,12 @@ struct Link {
   std::string to_node, to_socket;      // an input
 };
 
+// What a graph's timeline may hold: frames within +-kMaxFrame (so that a
+// range's length and the frame after its end stay inside int), and a frame
+// rate in [kMinFps, kMaxFps] frames per second.
+constexpr int kMaxFrame = 1000000000;
+constexpr double kMinFps = 1.0, kMaxFps = 10000.0;
+
 struct Graph {
   int frame_start = 1, frame_end = 1;
   double fps = 24.0;
