@@ -1,12 +1,12 @@
 # Eddy: the two set-up commands of the README, and their parts.
 #   make demo   installs what is missing, builds Release, cooks the example graph
-#   make test   installs what is missing, builds, runs every test
+#   make test   installs what is missing, builds, runs every test (and a smoke of the fuzz targets)
 BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 DEMO_OUT  ?= out/demo
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build editor test demo bench docs clean
+.PHONY: all setup configure build editor test demo bench docs fuzz clean
 
 all: build
 
@@ -32,6 +32,13 @@ editor/dist/index.html: editor/node_modules/.package-lock.json $(EDITOR_SOURCES)
 
 test: build editor
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@bash scripts/fuzz.sh smoke
+
+# The fuzz targets (fuzz/; clang, AddressSanitizer and UndefinedBehaviorSanitizer,
+# built into build-fuzz/), each for FUZZ_SECONDS; `make test` runs a short smoke.
+FUZZ_SECONDS ?= 600
+fuzz: setup
+	@bash scripts/fuzz.sh run $(FUZZ_SECONDS)
 
 demo: build
 	@$(BUILD_DIR)/bin/eddy run examples/water_hits_lemon.eddy.json --out $(DEMO_OUT)
@@ -53,4 +60,4 @@ docs: build
 	@echo "docs: wrote docs/nodes.md"
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-fuzz

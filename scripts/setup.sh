@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Eddy builds with, and only those that are missing
-# (Chromium is for the editor's browser tests; Node.js and npm come with the machine).
+# (Chromium is for the editor's browser tests, clang and its runtimes for the fuzz
+# targets; Node.js and npm come with the machine).
 # Quiet and quick when everything is already there: one dpkg-query, no apt-get.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ packages=(
   libtbb-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libopenvdb-dev libboost-dev libimath-dev
+  clang libclang-rt-14-dev
   chromium
 )
 

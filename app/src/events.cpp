@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "eddy/graph/json.h"
+
 namespace eddy::app {
 
 using json = nlohmann::json;
@@ -11,7 +13,7 @@ using json = nlohmann::json;
 namespace {
 
 // One event as the stream sends it.
-std::string sse_data(const json& e) { return "data: " + e.dump() + "\n\n"; }
+std::string sse_data(const json& e) { return "data: " + json_text(e) + "\n\n"; }
 
 }  // namespace
 

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
@@ -34,19 +33,10 @@ Value Server::Impl::value_of(const std::string& node, const std::string& output,
 }
 
 void Server::Impl::geometry(const httplib::Request& req, httplib::Response& res) {
-  const std::string node = req.get_param_value("node");
-  if (node.empty()) throw HttpError(400, "'node' is required");
-  int frame = 0;
-  try {
-    frame = std::stoi(req.get_param_value("frame"));
-  } catch (const std::exception&) {
-    throw HttpError(400, "'frame' must be an integer");
-  }
-  const Value v = value_of(node, req.get_param_value("output"), frame);
-  std::vector<std::string> attrs;
-  std::stringstream list(req.get_param_value("attributes"));
-  for (std::string a; std::getline(list, a, ',');)
-    if (!a.empty()) attrs.push_back(a);
+  const GeometryQuery q = geometry_query(req.params);
+  const std::string& node = q.node;
+  const std::vector<std::string>& attrs = q.attributes;
+  const Value v = value_of(node, q.output, q.frame);
   // The value's own arrays are streamed (kept alive by the provider), not copied.
   auto data = std::make_shared<Encoded>();
   if (v.type() == "points") *data = encode_points(*v.as<Points>(), attrs);
@@ -107,7 +97,7 @@ void Server::Impl::export_files(const httplib::Request& req, httplib::Response& 
     written.push_back(fs::relative(p, out).generic_string());
   }
   hub.publish({{"event", "exported"}, {"node", node}, {"files", written}});
-  reply_json(res, json{{"files", written}, {"folder", out.string()}}.dump());
+  reply_json(res, json{{"files", written}, {"folder", out.string()}});
 }
 
 }  // namespace eddy::app

@@ -31,7 +31,7 @@ httplib::Server::Handler wrap(Fn fn) {
       reply_error(res, e.status, e.what());
     } catch (const NodeError& e) {
       res.status = 422;
-      reply_json(res, json{{"error", e.what()}, {"node", e.node_id}, {"frame", e.frame}}.dump());
+      reply_json(res, json{{"error", e.what()}, {"node", e.node_id}, {"frame", e.frame}});
     } catch (const Cancelled&) {
       reply_error(res, 409, "cancelled");
     } catch (const Error& e) {
@@ -109,7 +109,7 @@ void Server::Impl::routes() {
     reply_json(res, graph_to_json(graph.need().graph(), registry));
   };
   http.Get("/api/catalog", wrap([this](const auto&, auto& res) { reply_json(res, catalog_json(registry)); }));
-  http.Get("/api/graphs", wrap([this](const auto&, auto& res) { reply_json(res, list_graphs(root, out).dump()); }));
+  http.Get("/api/graphs", wrap([this](const auto&, auto& res) { reply_json(res, list_graphs(root, out)); }));
   http.Get("/api/graphs/file", wrap([this](const auto& req, auto& res) {
     const fs::path p = graph_file(root, req.get_param_value("path"));
     const std::string text = read_file(p.string());
@@ -139,7 +139,7 @@ void Server::Impl::routes() {
     const fs::path p = graph_file(root, rel);
     std::lock_guard<std::timed_mutex> lock(graph.mu);
     save_graph(graph.need().graph(), registry, p.string());
-    reply_json(res, json{{"saved", rel}}.dump());
+    reply_json(res, json{{"saved", rel}});
   }));
   http.Post("/api/cook", wrap([this](const auto& req, auto& res) {
     const json body = parse_body(req.body);
@@ -151,12 +151,12 @@ void Server::Impl::routes() {
       if (!node.empty()) need_node(g, node);
       frames = frame_pair(body, g);
     }
-    reply_json(res, json{{"job", jobs.push(node, frames).id}}.dump());
+    reply_json(res, json{{"job", jobs.push(node, frames).id}});
   }));
   http.Post("/api/cancel", wrap([this](const auto&, auto& res) {
-    reply_json(res, json{{"cancelled_queued", jobs.cancel()}}.dump());
+    reply_json(res, json{{"cancelled_queued", jobs.cancel()}});
   }));
-  http.Get("/api/status", wrap([this](const auto&, auto& res) { reply_json(res, status(jobs, graph).dump()); }));
+  http.Get("/api/status", wrap([this](const auto&, auto& res) { reply_json(res, status(jobs, graph)); }));
   http.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) {
     stream_events(hub, res, options.max_event_streams);
   });

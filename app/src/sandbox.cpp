@@ -1,6 +1,8 @@
 #include "sandbox.h"
 
 #include <algorithm>
+#include <charconv>
+#include <sstream>
 
 #include "eddy/graph/json.h"
 
@@ -58,6 +60,26 @@ std::pair<int, int> frame_pair(const json& body, const Graph& g) {
   if (a > b) throw HttpError(400, "'frames': the first frame is after the last");
   if (b - a > 100000) throw HttpError(400, "'frames': more than 100000 frames");
   return {a, b};
+}
+
+GeometryQuery geometry_query(const std::multimap<std::string, std::string>& params) {
+  auto param = [&](const char* name) {
+    const auto it = params.find(name);
+    return it == params.end() ? std::string() : it->second;
+  };
+  GeometryQuery q;
+  q.node = param("node");
+  if (q.node.empty()) throw HttpError(400, "'node' is required");
+  q.output = param("output");
+  const std::string frame = param("frame");
+  const char* end = frame.data() + frame.size();
+  const auto [at, ec] = std::from_chars(frame.data(), end, q.frame);
+  if (frame.empty() || ec != std::errc() || at != end)
+    throw HttpError(400, "'frame' must be an integer, got '" + frame.substr(0, 40) + "'");
+  std::stringstream list(param("attributes"));
+  for (std::string a; std::getline(list, a, ',');)
+    if (!a.empty()) q.attributes.push_back(a);
+  return q;
 }
 
 void need_node(const Graph& g, const std::string& node) {

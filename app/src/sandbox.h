@@ -3,9 +3,11 @@
 // folders, and the checked fields of a JSON body. A refusal is an HttpError,
 // which the routes answer with its status and message.
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "eddy/core/error.h"
 #include "eddy/graph/graph.h"
@@ -50,6 +52,16 @@ T field(const nlohmann::json& j, const char* name, const T& fallback, bool requi
 
 // The body's "frames" (a frame or [first, last]); the graph's range when absent.
 std::pair<int, int> frame_pair(const nlohmann::json& body, const Graph& g);
+
+// The query of GET /api/geometry: `node` (required), `output` (empty: the
+// node's first), `frame` (an integer, the whole text of it) and
+// `attributes` (comma-separated names). `params` as httplib parses them.
+struct GeometryQuery {
+  std::string node, output;
+  int frame = 0;
+  std::vector<std::string> attributes;
+};
+GeometryQuery geometry_query(const std::multimap<std::string, std::string>& params);
 
 // Refuses a node id the graph does not have.
 void need_node(const Graph& g, const std::string& node);

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "eddy/graph/json.h"
 #include "eddy/graph/value.h"
 #include "events.h"
 #include "guard.h"
@@ -49,12 +50,14 @@ struct Server::Impl {
   void export_files(const httplib::Request& req, httplib::Response& res);  // POST /api/export
 };
 
-// Sets a JSON body (text already dumped).
+// Sets a JSON body: text already dumped, or a value (json_text: a file
+// name or message that is not UTF-8 is shown with U+FFFD, not thrown on).
 inline void reply_json(httplib::Response& res, const std::string& text) { res.set_content(text, "application/json"); }
+inline void reply_json(httplib::Response& res, const nlohmann::json& j) { reply_json(res, json_text(j)); }
 // An error reply: {"error": message} with `status`.
 inline void reply_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  reply_json(res, nlohmann::json{{"error", message}}.dump());
+  reply_json(res, nlohmann::json{{"error", message}});
 }
 
 }  // namespace eddy::app

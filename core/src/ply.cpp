@@ -1,6 +1,7 @@
 #include "eddy/core/ply.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -174,6 +175,11 @@ PlyHeader parse_ply_header(const std::string& data) {
 
 }  // namespace
 
+// Whether a value read for an integer field (an int attribute, a list
+// count, a vertex index) is one: a damaged or hostile file can hold NaN, a
+// fraction or a value past int32 there (found by fuzz/fuzz_ply).
+static bool is_int32(double v) { return v >= -2147483648.0 && v <= 2147483647.0 && v == std::floor(v); }
+
 Points decode_ply_points(const std::string& data, const std::string& src) {
   auto fail = [&](const std::string& m) -> Points { throw Error(src + ": not a readable PLY point cloud: " + m); };
   const std::size_t body = ply_body(data, src + ": not a readable PLY point cloud: ");
@@ -212,11 +218,13 @@ Points decode_ply_points(const std::string& data, const std::string& src) {
     offset.push_back(stride);
     stride += p.size;
   }
-  if (format == "binary_little_endian") {
-    if (count > (data.size() - body) / std::max<std::size_t>(stride, 1))
-      return fail("file is truncated: header declares " + std::to_string(count) + " vertices of " +
-                  std::to_string(stride) + " bytes, " + std::to_string(data.size() - body) + " bytes follow");
-  }
+  // Counts checked against the bytes that follow before anything is
+  // allocated (an ASCII value takes at least two bytes, a digit and a space:
+  // found by fuzz/fuzz_ply, a header declaring 4e8 vertices over a few bytes).
+  const std::size_t per_vertex = format == "binary_little_endian" ? stride : 2 * props.size();
+  if (count > (data.size() - body) / std::max<std::size_t>(per_vertex, 1))
+    return fail("file is truncated: header declares " + std::to_string(count) + " vertices of at least " +
+                std::to_string(per_vertex) + " bytes, " + std::to_string(data.size() - body) + " bytes follow");
   // Map properties to attributes: x y z -> P, vx vy vz -> v, NAME_x/_y/_z -> vec3 NAME, else scalar.
   Points pts(count);
   pts.radius = radius;
@@ -242,7 +250,11 @@ Points decode_ply_points(const std::string& data, const std::string& src) {
   auto put = [&](std::size_t v, std::size_t i, double value) {
     const Target& t = target[i];
     if (t.type == AttribType::Vec3) reinterpret_cast<float*>(static_cast<Vec3f*>(dst[i]) + v)[t.comp] = float(value);
-    else if (t.type == AttribType::Int) static_cast<int32_t*>(dst[i])[v] = int32_t(value);
+    else if (t.type == AttribType::Int) {
+      if (!is_int32(value))
+        fail("vertex " + std::to_string(v) + " property '" + props[i].name + "' is not a 32-bit integer");
+      static_cast<int32_t*>(dst[i])[v] = int32_t(value);
+    }
     else static_cast<float*>(dst[i])[v] = float(value);
   };
   if (format == "binary_little_endian") {
@@ -344,15 +356,20 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
       else if (n == "nz") inz = kk;
       else if ((n == "vertex_indices" || n == "vertex_index") && !e.list_count_type[k].empty()) iface = kk;
     }
+    // Each item takes at least one byte (binary) or two (ASCII: a digit and a
+    // space), checked before anything is allocated.
+    if (e.count > (data.size() - body) / (binary ? 1 : 2))
+      return fail("file is truncated: element '" + e.name + "' declares " + std::to_string(e.count) +
+                  " items, more than the " + std::to_string(data.size() - body) + " bytes that follow hold");
     if (is_vertex) {
       if (ix < 0 || iy < 0 || iz < 0) return fail("vertices have no x, y, z");
+      // A second vertex element would index the first one's arrays with its own layout.
+      if (seen_vertex) return fail("more than one vertex element");
       seen_vertex = true;
       m.points.resize(e.count);
       if (inx >= 0 && iny >= 0 && inz >= 0) m.normals.resize(e.count);
     }
     if (is_face && iface < 0) return fail("faces have no vertex_indices list");
-    if (binary && e.count > data.size())  // each element takes at least one byte
-      return fail("element '" + e.name + "' declares " + std::to_string(e.count) + " items, more than the file holds");
     std::vector<double> vals(e.props.size());
     std::vector<int32_t> idx;
     for (std::size_t i = 0; i < e.count; ++i) {
@@ -363,9 +380,13 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
           continue;
         }
         const double cnt = scalar(e.list_count_type[k], where);
-        if (cnt < 0 || cnt > 1e6) return fail(where + " has a list of " + std::to_string(cnt) + " items");
+        if (!is_int32(cnt) || cnt < 0 || cnt > 1e6) return fail(where + " has a list of " + std::to_string(cnt) + " items");
         idx.clear();
-        for (int c = 0; c < int(cnt); ++c) idx.push_back(int32_t(scalar(e.props[k].type, where)));
+        for (int c = 0; c < int(cnt); ++c) {
+          const double index = scalar(e.props[k].type, where);
+          if (!is_int32(index)) return fail(where + " has an index that is not a 32-bit integer");
+          idx.push_back(int32_t(index));
+        }
         if (int(k) == iface && is_face) {
           if (idx.size() < 3) return fail(where + " has fewer than three vertices");
           if (idx.size() == 3) m.triangles.push_back({idx[0], idx[1], idx[2]});

@@ -260,6 +260,11 @@ Volumes read_vdb(const std::string& path) {
     throw Error(path + ": not a readable VDB file: " + e.what());
   } catch (const std::ios_base::failure& e) {
     throw Error(path + ": not a readable VDB file (truncated or damaged): " + e.what());
+  } catch (const std::bad_alloc&) {
+    // OpenVDB allocates what a block's header declares (found by fuzz/fuzz_vdb).
+    throw Error(path + ": not a readable VDB file: it declares more data than memory holds (damaged?)");
+  } catch (const std::length_error& e) {
+    throw Error(path + ": not a readable VDB file: it declares an impossible size (damaged?): " + e.what());
   }
   return out;
 }

@@ -75,7 +75,7 @@ std::vector<std::string> Graph::topological_order() const {
 namespace {
 
 std::string shown(const json& j) {
-  std::string s = j.dump();
+  std::string s = json_text(j);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
 }
@@ -227,6 +227,7 @@ bool valid_id(const std::string& id) {
 
 ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where) {
   check_json_depth(text, where);
+  if (!is_valid_utf8(text)) throw Error(where + ": the value is not valid UTF-8 text");
   json j;
   try {
     j = json::parse(text);

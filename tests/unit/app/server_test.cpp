@@ -205,8 +205,11 @@ TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {
   EXPECT_EQ(r->status, 404) << r->body;
   r = c.Post("/api/cook", R"({"frames": [5, 2]})", "application/json");
   EXPECT_EQ(r->status, 400) << r->body;
-  r = c.Get("/api/geometry?node=solver&frame=x");
-  EXPECT_EQ(r->status, 400) << r->body;
+  for (const char* frame : {"x", "1x", "", "99999999999", "1.5", "%00"}) {
+    r = c.Get(std::string("/api/geometry?node=solver&frame=") + frame);
+    EXPECT_EQ(r->status, 400) << frame << ": " << r->body;
+    EXPECT_NE(r->body.find("'frame' must be an integer"), std::string::npos) << frame << ": " << r->body;
+  }
   r = c.Get("/api/geometry?node=tank&frame=1");
   ASSERT_EQ(r->status, 200) << "colliders are drawn as wireframes: " << r->body;
   ASSERT_EQ(r->body.size(), 16u + 27u * 4u);  // header, count, one shape

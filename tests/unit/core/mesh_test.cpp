@@ -47,8 +47,15 @@ TEST(MeshFile, BadFilesAreNamedWithTheLine) {
   std::ofstream(d / "b.obj") << "v 0 0 zero\n";
   std::ofstream(d / "c.ply") << "ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\n"
                                 "property float y\nproperty float z\nend_header\nabc";
+  // Found by fuzz/fuzz_ply: a second vertex element without the first's
+  // normals used to read the normals at index -1.
+  std::ofstream(d / "d.ply") << "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                                "property float z\nproperty float nx\nproperty float ny\nproperty float nz\n"
+                                "element vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n"
+                                "0 0 0 0 0 1\n1 1 1\n";
   for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
-           {"a.obj", ":4: "}, {"b.obj", ":1: "}, {"c.ply", "truncated"}, {"missing.obj", "mesh file"}}) {
+           {"a.obj", ":4: "}, {"b.obj", ":1: "}, {"c.ply", "truncated"}, {"missing.obj", "mesh file"},
+           {"d.ply", "d.ply: not a readable PLY mesh: more than one vertex element"}}) {
     try {
       read_mesh((d / file).string());
       FAIL() << file;

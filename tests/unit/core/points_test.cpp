@@ -1,15 +1,30 @@
 // Points attributes and the PLY point-cloud round trip.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
+#include <limits>
+#include <vector>
 
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
+#include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
 #include "eddy/core/points.h"
 
 namespace eddy {
 namespace {
+
+// The message of the eddy::Error that `read` throws, or "no error".
+template <class Read>
+std::string error_of(Read&& read) {
+  try {
+    read();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 Points sample(std::size_t n) {
   Points p(n);
@@ -91,18 +106,55 @@ TEST(Ply, ReadsAscii) {
 
 TEST(Ply, RejectsCorruptFilesWithTheirName) {
   const std::string good = encode_ply_points(sample(10), {"*"});
-  auto message = [](const std::string& data) {
-    try {
-      decode_ply_points(data, "broken.ply");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = [](const std::string& data) { return error_of([&] { decode_ply_points(data, "broken.ply"); }); };
   EXPECT_NE(message("hello").find("broken.ply: not a readable PLY point cloud: missing 'ply' magic"), std::string::npos);
   EXPECT_NE(message(good.substr(0, good.size() - 7)).find("file is truncated"), std::string::npos);
   EXPECT_NE(message(good.substr(0, 40)).find("no end_header"), std::string::npos);
   EXPECT_THROW(read_ply_points("/nonexistent/x.ply"), Error);
+  // Found by fuzz/fuzz_ply: an int property holding a fraction or a value
+  // past int32, undefined to convert (ASCII text, or a binary uint).
+  const std::string head = "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                           "property float z\nproperty int id\nend_header\n";
+  for (const char* id : {"1.5", "3e9", "-2147483649"})
+    EXPECT_NE(message(head + "0 0 0 " + id + "\n").find("vertex 0 property 'id' is not a 32-bit integer"),
+              std::string::npos)
+        << id;
+  EXPECT_EQ(message(head + "0 0 0 -2147483648\n"), "no error");
+  std::string binary = "ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                       "property float z\nproperty uint id\nend_header\n" + std::string(12, '\0') + "\xff\xff\xff\xff";
+  EXPECT_NE(message(binary).find("vertex 0 property 'id' is not a 32-bit integer"), std::string::npos) << message(binary);
+  // Found by fuzz/fuzz_ply (a timeout): an ASCII header declaring 4e8
+  // vertices over a few bytes was allocated before it was read.
+  std::string huge = head;
+  huge.replace(huge.find("vertex 1"), 8, "vertex 400000000");
+  EXPECT_NE(message(huge + "0 0 0 1\n").find("file is truncated: header declares 400000000 vertices"), std::string::npos)
+      << message(huge + "0 0 0 1\n");
+}
+
+TEST(PlyMesh, RejectsIndicesAndCountsThatAreNotIntegers) {
+  // Found by fuzz/fuzz_ply: a face index or list count of NaN (binary float
+  // lists) was converted to int, which is undefined; so are fractions and
+  // values past int32 (ASCII).
+  const std::string head = "element vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\n"
+                           "property list float float vertex_indices\nend_header\n";
+  auto message = [](const std::string& data) { return error_of([&] { decode_ply_mesh(data, "m.ply"); }); };
+  const std::string ascii = "ply\nformat ascii 1.0\n" + head + "0 0 0\n1 0 0\n0 1 0\n";
+  for (const char* face : {"3 0 1 2.5", "3 0 1 1e12", "2.5 0 1 2"})
+    EXPECT_NE(message(ascii + face + "\n").find("m.ply: not a readable PLY mesh: face 0 has"), std::string::npos)
+        << face << ": " << message(ascii + face + "\n");
+  EXPECT_EQ(message(ascii + "3 0 1 2\n"), "no error");
+  std::string huge = ascii;
+  huge.replace(huge.find("vertex 3"), 8, "vertex 400000000");
+  EXPECT_NE(message(huge).find("file is truncated: element 'vertex' declares 400000000 items"),
+            std::string::npos)
+      << message(huge);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const auto& list : std::vector<std::array<float, 4>>{{3, 0, 1, nan}, {nan, 0, 1, 2}}) {
+    std::string binary = "ply\nformat binary_little_endian 1.0\n" + head + std::string(36, '\0');
+    binary.append(reinterpret_cast<const char*>(list.data()), sizeof list);
+    EXPECT_NE(message(binary).find("m.ply: not a readable PLY mesh: face 0 has"), std::string::npos)
+        << message(binary);
+  }
 }
 
 TEST(Io, AtomicWriteLeavesNoTemporaryBehind) {

@@ -25,6 +25,15 @@ void check_json_depth(std::string_view text, const std::string& source, int max_
 // "SOURCE:LINE:COL: invalid JSON: ...".
 nlohmann::json parse_json(const std::string& text, const std::string& source);
 
+// JSON text of `j`, compact. Invalid UTF-8 in its strings (a file name, a
+// user's text) becomes U+FFFD instead of an exception: for messages,
+// replies and events.
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
 // The 1-based line and column of byte `byte` of `text`.
 std::pair<int, int> line_col(std::string_view text, std::size_t byte);
 
