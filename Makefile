@@ -52,6 +52,7 @@ bench: build editor
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
 	@$(BUILD_DIR)/bin/eddy_bench_gpu
 	@node bench/bench_editor.mjs $(BUILD_DIR)/bin/eddy
+	@node bench/soak_server.mjs $(BUILD_DIR)/bin/eddy
 
 # The node reference is generated from the node specs (one source).
 docs: build

@@ -1,12 +1,13 @@
 // Soak test of `eddy serve`: many mixed requests from several clients at
 // once, with cooks and cancels interleaved, graph edits, geometry fetches,
 // event streams opened and dropped, and hostile requests (deep JSON,
-// cross-site, no token, a full queue). Reports the server's resident memory
-// after a warm-up and at the end (it must stay flat), that every request
-// got an answer, and the answers by status. Not a timed test: run by
-// `make bench`, or by hand:
+// cross-site, no token). Rounds of REQUESTS each; the server's resident
+// memory is read after a warm-up and after each round: once the caches are
+// full (the first round cooks both graph variants) it must stay flat.
+// Reports that every request got an answer, and the answers by status. Not
+// a timed test: run by `make bench`, or by hand:
 //
-//   node bench/soak_server.mjs [EDDY_BINARY] [REQUESTS]     (10000)
+//   node bench/soak_server.mjs [EDDY_BINARY] [REQUESTS] [ROUNDS]     (10000, 5)
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -17,6 +18,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const eddy = process.argv[2] ?? path.join(repo, "build", "bin", "eddy");
 const total = Number(process.argv[3] ?? 10000);
+const rounds = Number(process.argv[4] ?? 5);
 const clients = 8;
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "eddy_soak_"));
 const graph = (r, last) => ({
@@ -106,25 +108,28 @@ await request("POST", "/api/graph/open", { path: "soak.eddy.json" });
 for (const f of mix) await f();
 await request("POST", "/api/cook", { frames: [1, 24] });
 while ((await (await fetch(`${base}/api/status`)).json()).running) await new Promise((r) => setTimeout(r, 200));
-const rss0 = rssKiB();
+const rss = [rssKiB()];
 const t0 = performance.now();
-let issued = 0;
-await Promise.all(Array.from({ length: clients }, async () => {
-  while (issued < total) {
-    issued++;
-    await mix[Math.floor(Math.random() * mix.length)]();
-  }
-}));
-await request("POST", "/api/cancel", {});
-await new Promise((r) => setTimeout(r, 2000));
-const rss1 = rssKiB();
+for (let round = 0; round < rounds; round++) {
+  let issued = 0;
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (issued < total) {
+      issued++;
+      await mix[Math.floor(Math.random() * mix.length)]();
+    }
+  }));
+  await request("POST", "/api/cancel", {});
+  await new Promise((r) => setTimeout(r, 2000));
+  rss.push(rssKiB());
+}
 const seconds = (performance.now() - t0) / 1e3;
 proc.kill("SIGTERM");
 fs.rmSync(root, { recursive: true, force: true });
 
 const byStatus = [...statuses.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(", ");
-console.log(`eddy serve soak: ${total} mixed requests from ${clients} clients in ${seconds.toFixed(0)} s`);
+const mib = (k) => (k / 1024).toFixed(1);
+console.log(`eddy serve soak: ${rounds} rounds of ${total} mixed requests from ${clients} clients in ${seconds.toFixed(0)} s`);
 console.log(`  answered ${answered}, unanswered ${unanswered}; by status ${byStatus}`);
-console.log(`  resident memory ${(rss0 / 1024).toFixed(1)} MiB after the warm-up, ${(rss1 / 1024).toFixed(1)} MiB at the end ` +
-            `(${(((rss1 - rss0) / rss0) * 100).toFixed(1)} %)`);
+console.log(`  resident memory (MiB) after the warm-up and each round: ${rss.map(mib).join(", ")}; ` +
+            `from the first round's end to the last: ${(((rss.at(-1) - rss[1]) / rss[1]) * 100).toFixed(1)} %`);
 if (unanswered > 0) process.exitCode = 1;
