@@ -18,22 +18,10 @@ struct Column {
   int comp;  // component of a vec3, or 0
 };
 
+// P, v, then the attributes `names` asks for (Points::chosen).
 std::vector<const Points::Attribute*> chosen(const Points& p, const std::vector<std::string>& names) {
-  std::vector<const Points::Attribute*> out;
-  out.push_back(p.find("P"));
-  out.push_back(p.find("v"));
-  const bool all = std::find(names.begin(), names.end(), "*") != names.end();
-  if (all) {
-    for (const auto& a : p.attributes())
-      if (a.name != "P" && a.name != "v") out.push_back(&a);
-    return out;
-  }
-  for (const auto& n : names) {
-    if (n == "P" || n == "v") continue;
-    const auto* a = p.find(n);
-    if (!a) throw Error("cannot write attribute '" + n + "': the points have no such attribute");
-    out.push_back(a);
-  }
+  std::vector<const Points::Attribute*> out = {p.find("P"), p.find("v")};
+  for (const Points::Attribute* a : p.chosen(names)) out.push_back(a);
   return out;
 }
 

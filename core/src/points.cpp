@@ -45,6 +45,22 @@ const Points::Attribute* Points::find(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<const Points::Attribute*> Points::chosen(const std::vector<std::string>& names) const {
+  std::vector<const Attribute*> out;
+  if (std::find(names.begin(), names.end(), "*") != names.end()) {
+    for (const auto& a : attribs_)
+      if (a.name != "P" && a.name != "v") out.push_back(&a);
+    return out;
+  }
+  for (const auto& n : names) {
+    if (n == "P" || n == "v") continue;
+    const Attribute* a = find(n);
+    if (!a) throw Error("the points have no attribute '" + n + "' to write");
+    out.push_back(a);
+  }
+  return out;
+}
+
 Points::Attribute* Points::find(std::string_view name) {
   for (auto& a : attribs_)
     if (a.name == name) return &a;

@@ -65,22 +65,12 @@ Volume make_volume(openvdb::GridBase::Ptr grid) {
 
 namespace {
 
+// v when the points have it, then the attributes `names` asks for (P is the
+// grid's own position).
 std::vector<const Points::Attribute*> chosen_attributes(const Points& pts, const std::vector<std::string>& names) {
   std::vector<const Points::Attribute*> out;
-  const bool all = std::find(names.begin(), names.end(), "*") != names.end();
-  for (const auto& a : pts.attributes())
-    if (a.name == "v") out.push_back(&a);
-  if (all) {
-    for (const auto& a : pts.attributes())
-      if (a.name != "P" && a.name != "v") out.push_back(&a);
-    return out;
-  }
-  for (const auto& n : names) {
-    if (n == "P" || n == "v") continue;
-    const auto* a = pts.find(n);
-    if (!a) throw Error("the particles have no attribute '" + n + "' to store");
-    out.push_back(a);
-  }
+  if (const Points::Attribute* v = pts.find("v")) out.push_back(v);
+  for (const Points::Attribute* a : pts.chosen(names)) out.push_back(a);
   return out;
 }
 

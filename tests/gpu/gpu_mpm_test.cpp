@@ -13,11 +13,6 @@
 namespace eddy {
 namespace {
 
-TEST(GpuMpm, BackendReportsWhatItIs) {
-  if (gpu::built_with_cuda()) GTEST_SKIP() << "built with CUDA (the PBF test covers the device report)";
-  test::expect_built_without_cuda([] { return gpu::make_mpm_solver_cuda(MpmParams{}); });
-}
-
 TEST(GpuMpm, SubstepsMatchTheCpu) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device (" << gpu::device_description() << ")";
   for (MpmTransfer tr : {MpmTransfer::Apic, MpmTransfer::Flip}) {

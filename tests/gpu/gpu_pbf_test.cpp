@@ -23,14 +23,20 @@ std::vector<Collider> tank() {
   return {c, s};
 }
 
+// Every backend factory: without CUDA it names the missing CUDA; with CUDA
+// but no device it refuses.
 TEST(Gpu, BackendReportsWhatItIs) {
   if (!gpu::built_with_cuda()) {
     test::expect_built_without_cuda([] { return gpu::make_pbf_solver_cuda(PbfParams{}); });
+    test::expect_built_without_cuda([] { return gpu::make_sph_solver_cuda(SphParams{}); });
+    test::expect_built_without_cuda([] { return gpu::make_mpm_solver_cuda(MpmParams{}); });
     return;
   }
   std::printf("  CUDA backend built; device: %s\n", gpu::device_description().c_str());
   if (gpu::device_count() == 0) {
     EXPECT_THROW(gpu::make_pbf_solver_cuda(PbfParams{}), Error);
+    EXPECT_THROW(gpu::make_sph_solver_cuda(SphParams{}), Error);
+    EXPECT_THROW(gpu::make_mpm_solver_cuda(MpmParams{}), Error);
   }
 }
 

@@ -14,11 +14,6 @@ namespace {
 
 Collider tank() { return test::tank(vec3(0.0f), vec3(1.0f, 1.0f, 0.5f)); }
 
-TEST(GpuSph, BackendReportsWhatItIs) {
-  if (gpu::built_with_cuda()) GTEST_SKIP() << "built with CUDA (the PBF test covers the device report)";
-  test::expect_built_without_cuda([] { return gpu::make_sph_solver_cuda(SphParams{}); });
-}
-
 TEST(GpuSph, StepMatchesTheCpu) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device (" << gpu::device_description() << ")";
   for (SphMethod m : {SphMethod::Wcsph, SphMethod::Dfsph}) {

@@ -16,7 +16,10 @@ namespace eddy::testing {
 class CliTest : public ::testing::Test {
  protected:
   // `prefix` names the folder: <temp>/<prefix><pid>_<test name>.
-  explicit CliTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  explicit CliTest(std::string prefix = "eddy_cli_") : prefix_(std::move(prefix)) {}
+  using Result = ::eddy::testing::Result;
+  // Runs this build's eddy with `args` (run_eddy.h).
+  static Result eddy(const std::string& args) { return ::eddy::testing::eddy(args); }
   void SetUp() override { dir = test::fresh_test_dir(prefix_); }
   void TearDown() override { std::filesystem::remove_all(dir); }
   // Writes `text` to dir/name; returns its path.

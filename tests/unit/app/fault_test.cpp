@@ -29,7 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using eddy::testing::CliTest;
-using eddy::testing::eddy;
 
 // A block of water falling in a tank (6,144 particles, 12 frames), cached by
 // FileCache, then written as particles, surfaced to a mesh and a VDB.
@@ -91,10 +90,7 @@ void read_back(const fs::path& p) {
   }
 }
 
-class FaultTest : public CliTest {
- protected:
-  FaultTest() : CliTest("eddy_fault_") {}
-};
+using FaultTest = CliTest;
 
 TEST_F(FaultTest, KilledMidCookLeavesCompleteFilesAndARerunResumes) {
   const std::string g = write("g.eddy.json", kGraph);

@@ -17,12 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using eddy::testing::CliTest;
-using eddy::testing::eddy;
-using eddy::testing::Result;
 
 class SurfacingCli : public CliTest {
  protected:
-  SurfacingCli() : CliTest("eddy_scli_") {}
   std::string graph(const std::string& nodes, const std::string& links, int frames = 3) {
     return write("g.eddy.json", R"({"format": "eddy-graph", "version": 1, "frame_range": [1, )" +
                                     std::to_string(frames) + R"(], "fps": 24, "nodes": [)" + nodes +

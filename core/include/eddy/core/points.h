@@ -53,6 +53,10 @@ class Points {
   const Attribute* find(std::string_view name) const;
   Attribute* find(std::string_view name);
   const std::vector<Attribute>& attributes() const { return attribs_; }
+  // The attributes besides P and v that a writer's attribute list asks for:
+  // all of them for {"*"}, else each one named, in order (P and v named are
+  // skipped). Throws eddy::Error naming one the points do not have.
+  std::vector<const Attribute*> chosen(const std::vector<std::string>& names) const;
 
   // Typed access; throws eddy::Error naming the attribute when it is missing
   // or of another type.
