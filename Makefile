@@ -51,6 +51,7 @@ bench: build editor
 	@$(BUILD_DIR)/bin/eddy_bench_mpm
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
 	@$(BUILD_DIR)/bin/eddy_bench_gpu
+	@if [ -x $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors ]; then $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors; fi
 	@node bench/bench_editor.mjs $(BUILD_DIR)/bin/eddy
 	@node bench/soak_server.mjs $(BUILD_DIR)/bin/eddy
 

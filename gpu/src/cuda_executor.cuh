@@ -82,6 +82,7 @@ __global__ void map_kernel(uint32_t n, Map map, T* out) {
 class CudaExecutor {
  public:
   static constexpr const char* backend_name = "cuda";
+  static constexpr bool on_device = true;  // see CpuExecutor::on_device
   template <class T>
   using Vector = DeviceVector<T>;
 

@@ -76,18 +76,24 @@ TEST(CudaExecutor, NeighbourGridMatchesTheCpu) {
   CudaExecutor gx;
   CudaExecutor::Vector<Vec3f> dx;
   gx.upload(dx, x.data(), n);
-  NeighborGrid<CudaExecutor> gg(gx);
-  gg.build(dx.data(), n, h);
-  gg.find_neighbors(dx.data());
-  ASSERT_EQ(gg.pair_count(), cg.pair_count());
-  // Same lists in the same order: both sorts are stable on the same keys.
-  std::vector<uint32_t> off(n + 1), idx(gg.pair_count() + n);
-  gpu::check(cudaMemcpy(off.data(), gg.neighbors().offsets, (n + 1) * 4, cudaMemcpyDeviceToHost), "offsets");
-  gpu::check(cudaMemcpy(idx.data(), gg.neighbors().indices, idx.size() * 4, cudaMemcpyDeviceToHost), "indices");
-  const NeighborView c = cg.neighbors();
-  for (uint32_t i = 0; i < n; ++i) {
-    ASSERT_EQ(off[i + 1] - off[i], c.offsets[i + 1] - c.offsets[i]) << i;
-    for (uint32_t q = 0; q + 1 < off[i + 1] - off[i]; ++q) ASSERT_EQ(idx[off[i] + q], c.indices[c.offsets[i] + q]) << i;
+  // The device's own shape (per particle, its default) and the CPU's (per cell).
+  for (NeighborStrategy s : {NeighborStrategy::PerParticle, NeighborStrategy::PerCell}) {
+    NeighborGrid<CudaExecutor> gg(gx);
+    EXPECT_EQ(gg.strategy(), NeighborStrategy::PerParticle);
+    gg.set_strategy(s);
+    gg.build(dx.data(), n, h);
+    gg.find_neighbors(dx.data());
+    ASSERT_EQ(gg.pair_count(), cg.pair_count());
+    // Same lists in the same order: both sorts are stable on the same keys.
+    std::vector<uint32_t> off(n + 1), idx(gg.pair_count() + n);
+    gpu::check(cudaMemcpy(off.data(), gg.neighbors().offsets, (n + 1) * 4, cudaMemcpyDeviceToHost), "offsets");
+    gpu::check(cudaMemcpy(idx.data(), gg.neighbors().indices, idx.size() * 4, cudaMemcpyDeviceToHost), "indices");
+    const NeighborView c = cg.neighbors();
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_EQ(off[i + 1] - off[i], c.offsets[i + 1] - c.offsets[i]) << i << ", strategy " << int(s);
+      for (uint32_t q = 0; q + 1 < off[i + 1] - off[i]; ++q)
+        ASSERT_EQ(idx[off[i] + q], c.indices[c.offsets[i] + q]) << i << ", strategy " << int(s);
+    }
   }
 }
 

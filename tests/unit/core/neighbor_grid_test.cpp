@@ -31,19 +31,37 @@ Sets from_grid(NeighborGrid<CpuExecutor>& g) {
   return s;
 }
 
+// The raw CSR lists, in their order (spare slots left out).
+Sets lists_of(NeighborGrid<CpuExecutor>& g) {
+  const NeighborView v = g.neighbors();
+  Sets s(g.size());
+  for (uint32_t i = 0; i < g.size(); ++i) s[i].assign(v.indices + v.begin(i), v.indices + v.end(i));
+  return s;
+}
+
+// Both strategies (per cell: the CPU's; per particle: the GPU's, run here on
+// the CPU) against the brute force, and against each other list for list,
+// order included.
 void expect_same(const std::vector<Vec3f>& x, float h, const char* what) {
   CpuExecutor ex;
-  NeighborGrid<CpuExecutor> g(ex);
-  g.build(x.data(), uint32_t(x.size()), h);
-  g.find_neighbors(x.data());
-  const Sets want = brute_force(x, h), got = from_grid(g);
-  ASSERT_EQ(got.size(), want.size()) << what;
-  std::size_t pairs = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(got[i], want[i]) << what << ": particle " << i;
-    pairs += want[i].size();
+  const Sets want = brute_force(x, h);
+  Sets per_cell;
+  for (NeighborStrategy s : {NeighborStrategy::PerCell, NeighborStrategy::PerParticle}) {
+    NeighborGrid<CpuExecutor> g(ex);
+    g.set_strategy(s);
+    g.build(x.data(), uint32_t(x.size()), h);
+    g.find_neighbors(x.data());
+    const Sets got = from_grid(g);
+    ASSERT_EQ(got.size(), want.size()) << what;
+    std::size_t pairs = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i], want[i]) << what << ": particle " << i << ", strategy " << int(s);
+      pairs += want[i].size();
+    }
+    EXPECT_EQ(g.pair_count(), pairs) << what;
+    if (s == NeighborStrategy::PerCell) per_cell = lists_of(g);
+    else EXPECT_EQ(lists_of(g), per_cell) << what << ": the strategies' lists differ in order";
   }
-  EXPECT_EQ(g.pair_count(), pairs) << what;
 }
 
 std::vector<Vec3f> random_points(std::size_t n, float lo, float hi, unsigned seed) {

@@ -30,6 +30,10 @@ namespace eddy {
 class CpuExecutor {
  public:
   static constexpr const char* backend_name = "cpu";
+  // Whether work runs on a GPU (thousands of light threads, little stack per
+  // thread) rather than on a few CPU cores: algorithms that have both shapes
+  // pick theirs by it (NeighborGrid::find_neighbors).
+  static constexpr bool on_device = false;
   template <class T>
   using Vector = std::vector<T>;
 

@@ -10,7 +10,12 @@
 //            needed and the result is the same on every thread count.
 // find_neighbors(): CSR neighbour lists (count, scan, fill), all j != i with
 //            |x_i - x_j|^2 < h^2, in a fixed order (27 cells in order, cell
-//            contents in sorted order).
+//            contents in sorted order). Two shapes of the same work, with the
+//            same lists: per cell (a cell's candidates gathered once into a
+//            buffer and tested in a vectorised loop: the CPU's) and per
+//            particle (each sorted particle reads its 27 cells in place,
+//            without the 8 KB buffer a GPU thread cannot hold fast: the
+//            GPU's). The executor's on_device picks; set_strategy overrides.
 //
 // The sorted order is exposed so that a solver can reorder all its particle
 // attributes by it every few steps (periodic Z-order reordering): afterwards
@@ -116,6 +121,12 @@ struct Candidates {
       }
       return c;
     }
+    return count_in_place(i, xi, h2, nb, cell_start, xs, order);
+  }
+  // count() reading the 27 cells in place (no gathered candidates).
+  EDDY_HD_INLINE static uint32_t count_in_place(uint32_t i, Vec3f xi, float h2, const uint32_t* nb,
+                                                const uint32_t* cell_start, const Vec3f* xs, const uint32_t* order) {
+    uint32_t c = 0;
     for (int s = 0; s < 27; ++s) {
       const uint32_t cell = nb[s];
       if (cell == kNoCell) continue;
@@ -160,6 +171,13 @@ struct Candidates {
 #endif
       return;
     }
+    fill_in_place(i, xi, h2, nb, cell_start, xs, order, out);
+  }
+  // fill() reading the 27 cells in place (no gathered candidates).
+  EDDY_HD_INLINE static void fill_in_place(uint32_t i, Vec3f xi, float h2, const uint32_t* nb,
+                                           const uint32_t* cell_start, const Vec3f* xs, const uint32_t* order,
+                                           uint32_t* out) {
+    uint32_t w = 0;
     for (int s = 0; s < 27; ++s) {
       const uint32_t cell = nb[s];
       if (cell == kNoCell) continue;
@@ -209,11 +227,17 @@ struct CellWalker {
 
 }  // namespace grid
 
+enum class NeighborStrategy { PerCell, PerParticle };
+
 template <class Exec>
 class NeighborGrid {
  public:
   template <class T>
   using Vec = typename Exec::template Vector<T>;
+
+  // How find_neighbors works (see the top of this file); the lists are the same.
+  void set_strategy(NeighborStrategy s) { strategy_ = s; }
+  NeighborStrategy strategy() const { return strategy_; }
 
   explicit NeighborGrid(const Exec& ex) : ex_(ex) {}
 
@@ -364,26 +388,45 @@ class NeighborGrid {
     Vec3f* xs = sorted_x_.data();
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
     const uint32_t ncells = cells_;
-    ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
-      grid::Candidates cand;
-      const uint32_t* nb = cell_nbr + size_t(c) * 27;
-      cand.gather(nb, cell_start, xs, order);
-      for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
-        counts[order[k]] = cand.count(order[k], xs[k], h2, nb, cell_start, xs, order) + 1u;  // + spare slot
-    });
+    const uint32_t* cell_of = cell_of_.data();
+    const bool per_cell = strategy_ == NeighborStrategy::PerCell;
+    if (per_cell) {
+      ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+        grid::Candidates cand;
+        const uint32_t* nb = cell_nbr + size_t(c) * 27;
+        cand.gather(nb, cell_start, xs, order);
+        for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
+          counts[order[k]] = cand.count(order[k], xs[k], h2, nb, cell_start, xs, order) + 1u;  // + spare slot
+      });
+    } else {
+      ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
+        const uint32_t i = order[k];
+        counts[i] = grid::Candidates::count_in_place(i, xs[k], h2, cell_nbr + size_t(cell_of[k]) * 27, cell_start,
+                                                     xs, order) + 1u;  // + spare slot
+      });
+    }
     ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
     const uint32_t slots = ex_.exclusive_scan(counts, counts, n + 1);
     pairs_ = slots - n;
     if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);  // headroom: rare regrowth
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
-    ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
-      grid::Candidates cand;
-      const uint32_t* nb = cell_nbr + size_t(c) * 27;
-      cand.gather(nb, cell_start, xs, order);
-      for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
-        cand.fill(order[k], xs[k], h2, nb, cell_start, xs, order, indices + offsets[order[k]]);
-    });
+    if (per_cell) {
+      ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+        grid::Candidates cand;
+        const uint32_t* nb = cell_nbr + size_t(c) * 27;
+        cand.gather(nb, cell_start, xs, order);
+        for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
+          cand.fill(order[k], xs[k], h2, nb, cell_start, xs, order, indices + offsets[order[k]]);
+      });
+    } else {
+      // The in-place walk of Candidates::fill, one particle per thread.
+      ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
+        const uint32_t i = order[k];
+        grid::Candidates::fill_in_place(i, xs[k], h2, cell_nbr + size_t(cell_of[k]) * 27, cell_start, xs, order,
+                                        indices + offsets[i]);
+      });
+    }
   }
 
   // Neighbour lists of nq other points q (not the grid's own particles; e.g.
@@ -460,6 +503,7 @@ class NeighborGrid {
  private:
   const Exec& ex_;
   uint32_t n_ = 0, cells_ = 0, pairs_ = 0;
+  NeighborStrategy strategy_ = Exec::on_device ? NeighborStrategy::PerParticle : NeighborStrategy::PerCell;
   int key_bits_ = 0;
   int dims_[3] = {0, 0, 0};
   bool dense_used_ = false;
