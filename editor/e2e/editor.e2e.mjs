@@ -104,6 +104,9 @@ try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   page.on("pageerror", (e) => failures.push(`page error: ${e.message}`));
   page.on("console", (m) => m.type() === "error" && console.log(`browser: ${m.text()}`));
+  // Waits sized for a loaded 2-core machine (ctest runs the solver tests beside this one).
+  page.setDefaultTimeout(90000);
+  page.on("response", (r) => r.status() >= 400 && console.log(`browser: ${r.status()} ${r.request().method()} ${r.url()}`));
   // Without the token, the server refuses what changes state; through the printed URL, the editor works.
   const refused = await fetch(`http://127.0.0.1:${port}/api/cancel`, { method: "POST", body: "{}" });
   check(refused.status === 403 && url.includes("?token="), "the server asks for the token printed in its URL");

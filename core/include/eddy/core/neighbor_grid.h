@@ -365,11 +365,12 @@ class NeighborGrid {
   // Neighbour lists of the positions x the grid was built on (or positions
   // that moved less than the margin the caller accounts for).
   //
-  // Work goes cell by cell: the candidates of a cell's 27 neighbour cells are
-  // gathered once into a small contiguous buffer (structure of arrays) and
-  // every particle of the cell is tested against it in a loop the compiler
-  // vectorises. A cell with more candidates than the buffer holds (dense
-  // clumps, everything in one cell) reads them in place instead.
+  // Per cell (the CPU's shape): the candidates of a cell's 27 neighbour
+  // cells are gathered once into a small contiguous buffer (structure of
+  // arrays) and every particle of the cell is tested against it in a loop
+  // the compiler vectorises; a cell with more candidates than the buffer
+  // holds (dense clumps) reads them in place instead. Per particle (the
+  // GPU's): every particle reads its 27 cells in place.
   void find_neighbors(const Vec3f* x) {
     const uint32_t n = n_;
     grow_buffer(offsets_, n + 1);
@@ -381,51 +382,50 @@ class NeighborGrid {
     const float h2 = h_ * h_;
     const uint32_t* order = order_.data();
     const uint32_t* cell_start = cell_start_.data();
-    const uint32_t* cell_nbr = cell_nbr_.data();
     uint32_t* counts = offsets_.data();
     // Positions in sorted order: each cell's particles are contiguous.
     grow_buffer(sorted_x_, n);
     Vec3f* xs = sorted_x_.data();
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
-    const uint32_t ncells = cells_;
-    const uint32_t* cell_of = cell_of_.data();
-    const bool per_cell = strategy_ == NeighborStrategy::PerCell;
-    if (per_cell) {
-      ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
-        grid::Candidates cand;
-        const uint32_t* nb = cell_nbr + size_t(c) * 27;
-        cand.gather(nb, cell_start, xs, order);
-        for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
-          counts[order[k]] = cand.count(order[k], xs[k], h2, nb, cell_start, xs, order) + 1u;  // + spare slot
-      });
-    } else {
-      ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
-        const uint32_t i = order[k];
-        counts[i] = grid::Candidates::count_in_place(i, xs[k], h2, cell_nbr + size_t(cell_of[k]) * 27, cell_start,
-                                                     xs, order) + 1u;  // + spare slot
-      });
-    }
+    // Count (+ 1 for the spare slot), scan, fill.
+    each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
+      const uint32_t i = order[k];
+      counts[i] = (cand ? cand->count(i, xs[k], h2, nb, cell_start, xs, order)
+                        : grid::Candidates::count_in_place(i, xs[k], h2, nb, cell_start, xs, order)) + 1u;
+    });
     ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
     const uint32_t slots = ex_.exclusive_scan(counts, counts, n + 1);
     pairs_ = slots - n;
     if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);  // headroom: rare regrowth
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
-    if (per_cell) {
-      ex_.for_each(ncells, [=] EDDY_HD(uint32_t c) {
+    each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
+      const uint32_t i = order[k];
+      if (cand) cand->fill(i, xs[k], h2, nb, cell_start, xs, order, indices + offsets[i]);
+      else grid::Candidates::fill_in_place(i, xs[k], h2, nb, cell_start, xs, order, indices + offsets[i]);
+    });
+  }
+
+  // visit(cand, k, nb) for every sorted particle k, with nb its cell's 27
+  // neighbour cells, in the grid's shape: per cell, cand holds the cell's
+  // gathered candidates (positions xs); per particle, cand is null and the
+  // cells are read in place. (Public: nvcc's extended lambdas need public
+  // enclosing functions.)
+  template <class Visit>
+  void each_sorted_particle(const Vec3f* xs, Visit visit) {
+    const uint32_t* order = order_.data();
+    const uint32_t* cell_start = cell_start_.data();
+    const uint32_t* cell_nbr = cell_nbr_.data();
+    if (strategy_ == NeighborStrategy::PerCell) {
+      ex_.for_each(cells_, [=] EDDY_HD(uint32_t c) {
         grid::Candidates cand;
         const uint32_t* nb = cell_nbr + size_t(c) * 27;
         cand.gather(nb, cell_start, xs, order);
-        for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k)
-          cand.fill(order[k], xs[k], h2, nb, cell_start, xs, order, indices + offsets[order[k]]);
+        for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k) visit(&cand, k, nb);
       });
     } else {
-      // The in-place walk of Candidates::fill, one particle per thread.
-      ex_.for_each(n, [=] EDDY_HD(uint32_t k) {
-        const uint32_t i = order[k];
-        grid::Candidates::fill_in_place(i, xs[k], h2, cell_nbr + size_t(cell_of[k]) * 27, cell_start, xs, order,
-                                        indices + offsets[i]);
-      });
+      const uint32_t* cell_of = cell_of_.data();
+      ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { visit(nullptr, k, cell_nbr + size_t(cell_of[k]) * 27); });
     }
   }
 
