@@ -141,23 +141,23 @@ export class FluidRenderer {
       depthWrite: false,
       transparent: true,
     });
-    this.blurMat = new THREE.ShaderMaterial({
-      vertexShader: quadVertex,
-      fragmentShader: blurFragment,
-      uniforms: {
+    // The screen passes draw one full-screen quad; only the last (shading) writes depth.
+    const quadMaterial = (fragmentShader: string, uniforms: Record<string, THREE.IUniform>, depth: boolean) =>
+      new THREE.ShaderMaterial({ vertexShader: quadVertex, fragmentShader, uniforms, depthTest: depth, depthWrite: depth });
+    this.blurMat = quadMaterial(
+      blurFragment,
+      {
         uDepth: { value: null },
         uStep: { value: new THREE.Vector2() },
         uWorldRadius: { value: 0.03 },
         uScale: { value: 500 },
         uRange: { value: 0.02 },
       },
-      depthTest: false,
-      depthWrite: false,
-    });
-    this.shadeMat = new THREE.ShaderMaterial({
-      vertexShader: quadVertex,
-      fragmentShader: shadeFragment,
-      uniforms: {
+      false,
+    );
+    this.shadeMat = quadMaterial(
+      shadeFragment,
+      {
         uDepth: { value: null },
         uThickness: { value: null },
         uProjection: { value: new THREE.Matrix4() },
@@ -165,9 +165,8 @@ export class FluidRenderer {
         uTanHalfFov: { value: 1 },
         uAspect: { value: 1 },
       },
-      depthTest: true,
-      depthWrite: true,
-    });
+      true,
+    );
     this.quad = new THREE.Mesh(new THREE.PlaneGeometry(2, 2), this.blurMat);
     this.quad.frustumCulled = false;
     this.quadScene.add(this.quad);
