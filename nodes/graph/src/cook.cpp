@@ -8,6 +8,21 @@ namespace eddy {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// "WHERE, frame F: MESSAGE". A node's own message that already starts with
+// WHERE (": ..." or ".param: ...") names the node once.
+std::string with_frame(const std::string& where, int frame, const std::string& message) {
+  std::string rest = message;
+  if (rest.compare(0, where.size(), where) == 0 && rest.size() > where.size()) {
+    if (rest.compare(where.size(), 2, ": ") == 0) rest = rest.substr(where.size() + 2);
+    else if (rest[where.size()] == '.') rest = rest.substr(where.size() + 1);
+  }
+  return where + ", frame " + std::to_string(frame) + ": " + rest;
+}
+
+}  // namespace
+
 CookEngine::CookEngine(const Registry& registry, Graph graph, CookOptions options)
     : registry_(registry), options_(std::move(options)) {
   set_graph(std::move(graph));
@@ -189,7 +204,7 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
   } catch (const NodeError&) {
     throw;
   } catch (const Error& e) {
-    throw NodeError(gn.id, frame, ctx.where() + ", frame " + std::to_string(frame) + ": " + e.what());
+    throw NodeError(gn.id, frame, with_frame(ctx.where(), frame, e.what()));
   } catch (const std::bad_alloc&) {
     throw NodeError(gn.id, frame, ctx.where() + ", frame " + std::to_string(frame) + ": out of memory");
   } catch (const std::exception& e) {

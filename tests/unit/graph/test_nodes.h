@@ -30,7 +30,9 @@ class IntegratorNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
     cook_count("Integrator")++;
-    if (ctx.param_bool("fail") && ctx.frame() == ctx.start_frame() + 2) throw Error("asked to fail");
+    // Named as the library's nodes name themselves (ctx.where() first); the
+    // engine's message names the node once, with the frame.
+    if (ctx.param_bool("fail") && ctx.frame() == ctx.start_frame() + 2) throw Error(ctx.where() + ": asked to fail");
     Points p = ctx.previous() ? *ctx.previous()->at("points").as<Points>() : *ctx.input<Points>("points");
     if (ctx.previous())
       for (std::size_t i = 0; i < p.size(); ++i) p.P()[i].x += float(ctx.param_float("step"));
