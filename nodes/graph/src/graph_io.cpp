@@ -253,13 +253,22 @@ ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, cons
 // Validation
 // ---------------------------------------------------------------------------
 
+namespace {
+
+// A frame of frame_range, checked where the file is read (before it becomes
+// an int) and where a graph built in code is validated; `text` as written.
+void check_frame(int64_t frame, const std::string& text) {
+  if (frame < -kMaxFrame || frame > kMaxFrame)
+    throw Error("frame_range: frame " + text + " is outside [-" + std::to_string(kMaxFrame) + ", " +
+                std::to_string(kMaxFrame) + "]");
+}
+
+}  // namespace
+
 void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& opt) {
   if (!(g.fps >= kMinFps && g.fps <= kMaxFps))
     throw Error("fps: expected a number in [" + num(kMinFps) + ", " + num(kMaxFps) + "], got " + num(g.fps));
-  for (const int f : {g.frame_start, g.frame_end})
-    if (f < -kMaxFrame || f > kMaxFrame)
-      throw Error("frame_range: frame " + std::to_string(f) + " is outside [-" + std::to_string(kMaxFrame) + ", " +
-                  std::to_string(kMaxFrame) + "]");
+  for (const int f : {g.frame_start, g.frame_end}) check_frame(f, std::to_string(f));
   if (g.frame_end < g.frame_start)
     throw Error("frame_range: end " + std::to_string(g.frame_end) + " is before start " +
                 std::to_string(g.frame_start) + " (the range holds no frame)");
@@ -384,10 +393,10 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
     const json& fr = root["frame_range"];
     if (!fr.is_array() || fr.size() != 2 || !fr[0].is_number_integer() || !fr[1].is_number_integer())
       throw Error("frame_range: expected [start, end] as two integers, got " + shown(fr));
-    for (const json& f : fr)
-      if (f.get<int64_t>() < -kMaxFrame || f.get<int64_t>() > kMaxFrame)
-        throw Error("frame_range: frame " + f.dump() + " is outside [-" + std::to_string(kMaxFrame) + ", " +
-                    std::to_string(kMaxFrame) + "]");
+    for (const json& f : fr) check_frame(f.is_number_unsigned() && f.get<uint64_t>() > uint64_t(kMaxFrame)
+                                             ? int64_t(kMaxFrame) + 1
+                                             : f.get<int64_t>(),
+                                         f.dump());
     g.frame_start = fr[0].get<int>();
     g.frame_end = fr[1].get<int>();
     if (root.contains("fps")) {

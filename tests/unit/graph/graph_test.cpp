@@ -100,6 +100,7 @@ TEST_F(GraphTest, BadInputsNameThePlace) {
       {"fps not a number", "\"fps\": 30", "\"fps\": \"30\"", "fps: expected a number, got \"30\""},
       {"frame beyond int", "[1, 10]", "[1, 3000000000]", "frame_range: frame 3000000000 is outside [-1000000000, 1000000000]"},
       {"frame far below", "[1, 10]", "[-1000000001, 10]", "frame_range: frame -1000000001 is outside"},
+      {"frame past int64", "[1, 10]", "[1, 18446744073709551615]", "frame_range: frame 18446744073709551615 is outside"},
       {"number beyond double", "{\"count\": 5}", "{\"value\": 1e999}", "g.json: invalid JSON: number overflow parsing '1e999'"},
       {"too deep", "\"fps\": 30,", "\"fps\": 30, \"comment\": " + std::string(200, '[') + std::string(200, ']') + ",",
        "g.json:2:"},
