@@ -124,22 +124,6 @@ class DeviceColliders {
   uint32_t n_ = 0;
 };
 
-// Times a step's stages one after another: each lap() is the seconds since
-// the previous lap (the first: since the clock was made).
-class StageClock {
- public:
-  using Clock = std::chrono::steady_clock;
-  double lap() {
-    const Clock::time_point now = Clock::now();
-    const double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  Clock::time_point last_ = Clock::now();
-};
-
 // The part of every solver template (PbfSolverT, SphSolverT, MpmSolverT)
 // that does not depend on its method: the executor, the particle count,
 // the carried attributes, the colliders and the stage times, with the

@@ -246,16 +246,11 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     if (snow_) c = std::max(c, snow_wave_ * std::sqrt(hardening_max_));
     float dt = params_.max_dt;
     dt = std::min(dt, params_.cfl * c_.dx / (c + max_speed_));
-    if (water_ && c_.viscosity > 0)
-      dt = std::min(dt, 0.125f * params_.materials[0].density * c_.dx * c_.dx / c_.viscosity);
+    if (water_) dt = std::min(dt, viscous_dt_limit(c_.dx, params_.materials[0].density, c_.viscosity));
     return dt;
   }
 
-  MpmStepStats step(float dt, float time) override {
-    MpmStepStats s;
-    s.dt = dt;
-    if (n_ == 0) return s;
-    StageClock clock;
+  void take_step(float dt, float time, StageClock& clock, MpmStepStats& s) override {
     bin();
     if (params_.reorder_interval > 0 && steps_ % params_.reorder_interval == 0) reorder();
     ++steps_;
@@ -275,7 +270,6 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     s.nonfinite = m.nonfinite;
     max_speed_ = s.max_speed;
     hardening_max_ = std::max(1.0f, m.hardening_max);
-    return s;
   }
 
   // ---- stages (public: nvcc's extended lambdas need public enclosing functions)

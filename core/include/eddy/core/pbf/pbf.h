@@ -58,6 +58,7 @@ const ParamTable<PbfParams>& pbf_param_table();
 void validate(const PbfParams& p);
 
 struct PbfStepStats {
+  float dt = 0.0f;                   // s, the step taken
   int iterations = 0;                // corrections applied
   float mean_density_error = 0.0f;   // %, final, compression only
   float max_density_error = 0.0f;    // %, final

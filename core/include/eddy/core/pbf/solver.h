@@ -143,10 +143,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     return b + grid_.memory_bytes();
   }
 
-  PbfStepStats step(float dt, float time) override {
-    PbfStepStats s;
-    if (n_ == 0) return s;
-    StageClock clock;
+  void take_step(float dt, float time, StageClock& clock, PbfStepStats& s) override {
     predict(dt);
     times_.predict = clock.lap();
     find_neighbors();
@@ -159,7 +156,6 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     times_.velocity = clock.lap();
     s.neighbor_pairs = grid_.pair_count();
     ++steps_;
-    return s;
   }
 
   // ---- stages (public: nvcc's extended lambdas need public enclosing functions)

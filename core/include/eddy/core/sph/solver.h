@@ -205,7 +205,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     // this bound 7.0-7.5 % at every cfl and scale tried).
     if (params_.method == SphMethod::Dfsph && expected_ > 0)
       dt = std::min(dt, params_.cfl * d / (0.5f * expected_));
-    if (c_.mu > 0) dt = std::min(dt, 0.125f * c_.h * c_.h * c_.rho0 / c_.mu);
+    dt = std::min(dt, viscous_dt_limit(c_.h, c_.rho0, c_.mu));
     if (max_accel_ > 0) dt = std::min(dt, 0.25f * std::sqrt(c_.h / max_accel_));
     // The wall springs: omega dt <= 1 (symplectic Euler is stable below 2).
     if (c_.walls == int(SphWalls::SpringDamper) && ncoll_ > 0) dt = std::min(dt, 1.0f / std::sqrt(c_.spring_k));
@@ -214,11 +214,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
 
   // The step: the shared stages around the method's own (wcsph_step in
   // wcsph.h, dfsph_step in dfsph.h).
-  SphStepStats step(float dt, float time) override {
-    SphStepStats s;
-    s.dt = dt;
-    if (n_ == 0) return s;
-    StageClock clock;
+  void take_step(float dt, float time, StageClock& clock, SphStepStats& s) override {
     SphStageTimes times;
     time_ = time;
     if (boundary_dirty_ || moving_) prepare_boundary(time);
@@ -247,7 +243,6 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     s.neighbor_pairs = grid_.pair_count();
     s.boundary_pairs = nb_ ? bgrid_.pair_count() : 0;
     ++steps_;
-    return s;
   }
 
   // ---- stages (public: nvcc's extended lambdas need public enclosing functions)
