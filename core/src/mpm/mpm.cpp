@@ -62,26 +62,28 @@ const ParamTable<MpmParams>& mpm_param_table() {
               "speed of 32 m/s, ample for splashes of a few m/s.")
         .real("water_viscosity", of(water, &M::viscosity), 0.0, 1e4, "Pa s",
               "Water: dynamic viscosity (0: inviscid; real water's 0.001 is below what the grid resolves; 1-10 for "
-              "honey-like liquids).")
-        .real("jelly_density", of(jelly, &M::density), 1.0, 1e5, "kg/m^3", "Jelly: rest density.")
-        .real("jelly_youngs_modulus", of(jelly, &M::youngs_modulus), 1.0, 1e10, "Pa",
-              "Jelly: Young's modulus E (fixed corotated elasticity).")
-        .real("jelly_poisson_ratio", of(jelly, &M::poisson_ratio), 0.0, 0.49, "", "Jelly: Poisson's ratio.")
-        .real("snow_density", of(snow, &M::density), 1.0, 1e5, "kg/m^3",
-              "Snow: rest density (Stomakhin et al. 2013: 400).")
-        .real("snow_youngs_modulus", of(snow, &M::youngs_modulus), 1.0, 1e10, "Pa",
-              "Snow: initial Young's modulus E0 (Stomakhin et al. 2013: 1.4e5).")
-        .real("snow_poisson_ratio", of(snow, &M::poisson_ratio), 0.0, 0.49, "", "Snow: Poisson's ratio (0.2).")
+              "honey-like liquids).");
+    // The elastic constants of a solid material: "<key>_density",
+    // "<key>_youngs_modulus", "<key>_poisson_ratio", each documented after
+    // "<Label>: ".
+    auto elastic = [&](MpmMaterial m, const std::string& key, const std::string& label, const std::string& density,
+                       const std::string& youngs, const std::string& poisson) -> ParamTable<MpmParams>& {
+      return t.real(key + "_density", of(m, &M::density), 1.0, 1e5, "kg/m^3", label + ": " + density)
+          .real(key + "_youngs_modulus", of(m, &M::youngs_modulus), 1.0, 1e10, "Pa", label + ": " + youngs)
+          .real(key + "_poisson_ratio", of(m, &M::poisson_ratio), 0.0, 0.49, "", label + ": " + poisson);
+    };
+    elastic(jelly, "jelly", "Jelly", "rest density.", "Young's modulus E (fixed corotated elasticity).",
+            "Poisson's ratio.");
+    elastic(snow, "snow", "Snow", "rest density (Stomakhin et al. 2013: 400).",
+            "initial Young's modulus E0 (Stomakhin et al. 2013: 1.4e5).", "Poisson's ratio (0.2).")
         .real("snow_critical_compression", of(snow, &M::critical_compression), 1e-4, 0.99, "",
               "Snow: theta_c, compression beyond which it deforms plastically (2.5e-2).")
         .real("snow_critical_stretch", of(snow, &M::critical_stretch), 1e-4, 10.0, "",
               "Snow: theta_s, stretch beyond which it deforms plastically (7.5e-3).")
         .real("snow_hardening", of(snow, &M::hardening), 0.0, 100.0, "",
-              "Snow: hardening xi; moduli scale by exp(xi (1 - Jp)) as it is compacted (10).")
-        .real("sand_density", of(sand, &M::density), 1.0, 1e5, "kg/m^3", "Sand: rest density (2200).")
-        .real("sand_youngs_modulus", of(sand, &M::youngs_modulus), 1.0, 1e10, "Pa",
-              "Sand: Young's modulus (Klar et al. 2016: 3.537e5).")
-        .real("sand_poisson_ratio", of(sand, &M::poisson_ratio), 0.0, 0.49, "", "Sand: Poisson's ratio (0.3).")
+              "Snow: hardening xi; moduli scale by exp(xi (1 - Jp)) as it is compacted (10).");
+    elastic(sand, "sand", "Sand", "rest density (2200).", "Young's modulus (Klar et al. 2016: 3.537e5).",
+            "Poisson's ratio (0.3).")
         .real("sand_friction_angle", of(sand, &M::friction_angle), 1.0, 89.0, "deg",
               "Sand: internal friction angle of the Drucker-Prager cone; a pile settles near this slope.")
         .real("cfl", &MpmParams::cfl, 0.01, 1.0, "cells", "Substep length as a share of dx / (wave speed + max speed).")
