@@ -14,6 +14,7 @@
 #include "eddy/core/io.h"
 #include "eddy/surfacing/surfacing.h"
 #include "vdb_internal.h"
+#include "vdb_layout.h"
 
 namespace eddy {
 
@@ -148,20 +149,43 @@ Volume points_to_vdb(const Points& pts, double dx, const std::vector<std::string
   return make_volume(grid);
 }
 
-Points vdb_to_points(const Volume& volume) {
-  if (volume.empty()) throw Error("no volume given");
-  const auto grid = openvdb::GridBase::constGrid<vdbp::PointDataGrid>(volume.impl().grid);
-  if (!grid)
-    throw Error("grid '" + volume.name() + "' is a " + to_string(volume.grid_class()) + " (" +
-                volume.value_type() + "), not VDB points");
-  const auto& tree = grid->tree();
-  const auto& xf = grid->transform();
-  // Attribute layout from the first leaf; every leaf of a grid shares one descriptor.
-  Points out(0);
+namespace {
+
+// A points grid from a file is checked before it is read: every leaf shares
+// the first leaf's attribute layout, has offsets that rise and end at its
+// arrays' length, and carries positions ("P", vec3s). Files from elsewhere
+// can break each of these (found by fuzz/fuzz_vdb), and OpenVDB's accessors
+// trust them.
+std::size_t checked_point_count(const vdbp::PointDataGrid& grid) {
+  const auto& tree = grid.tree();
+  auto leaf0 = tree.cbeginLeaf();
+  if (!leaf0) return 0;
+  const auto& desc = leaf0->attributeSet().descriptor();
+  const std::size_t p = desc.find("P");
+  if (p == vdbp::AttributeSet::INVALID_POS) throw Error("it has no positions (attribute 'P')");
+  if (desc.valueType(p) != "vec3s")
+    throw Error("its positions (attribute 'P') are " + desc.valueType(p) + ", not vec3s");
   std::size_t n = 0;
-  for (auto leaf = tree.cbeginLeaf(); leaf; ++leaf) n += leaf->pointCount();
+  for (auto leaf = tree.cbeginLeaf(); leaf; ++leaf) {
+    if (!(leaf->attributeSet().descriptor() == desc)) {
+      const openvdb::Coord o = leaf->origin();
+      throw Error("the leaf at voxel (" + std::to_string(o.x()) + ", " + std::to_string(o.y()) + ", " +
+                  std::to_string(o.z()) + ") has another attribute layout than the first leaf");
+    }
+    leaf->validateOffsets();
+    n += leaf->pointCount();
+  }
+  return n;
+}
+
+Points read_points(const vdbp::PointDataGrid& grid) {
+  const auto& tree = grid.tree();
+  const auto& xf = grid.transform();
+  Points out(0);
+  const std::size_t n = checked_point_count(grid);
   out.resize(n);
-  if (auto m = grid->getMetadata<openvdb::FloatMetadata>("eddy_radius")) out.radius = m->value();
+  if (auto m = grid.getMetadata<openvdb::FloatMetadata>("eddy_radius"))
+    if (std::isfinite(m->value()) && m->value() > 0) out.radius = m->value();
   auto leaf0 = tree.cbeginLeaf();
   if (!leaf0) return out;
   const auto& desc = leaf0->attributeSet().descriptor();
@@ -210,8 +234,28 @@ Points vdb_to_points(const Volume& volume) {
       }
     }
   }
-  if (!(out.radius > 0) && out.has("pscale") && n > 0) out.radius = out.get_float("pscale")[0];
+  if (!(out.radius > 0) && out.has("pscale") && n > 0) {
+    const float r = out.get_float("pscale")[0];
+    if (std::isfinite(r) && r > 0) out.radius = r;
+  }
   return out;
+}
+
+}  // namespace
+
+Points vdb_to_points(const Volume& volume) {
+  if (volume.empty()) throw Error("no volume given");
+  const auto grid = openvdb::GridBase::constGrid<vdbp::PointDataGrid>(volume.impl().grid);
+  if (!grid)
+    throw Error("grid '" + volume.name() + "' is a " + to_string(volume.grid_class()) + " (" +
+                volume.value_type() + "), not VDB points");
+  try {
+    return read_points(*grid);
+  } catch (const openvdb::Exception& e) {
+    throw Error("points grid '" + volume.name() + "' is damaged: " + e.what());
+  } catch (const Error& e) {
+    throw Error("points grid '" + volume.name() + "' is damaged: " + e.what());
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -239,6 +283,7 @@ Volumes read_vdb(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path + ": no such VDB file");
   if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not a VDB file");
+  check_vdb_layout(path);
   Volumes out;
   try {
     openvdb::io::File file(path);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "eddy/core/error.h"
@@ -130,6 +131,74 @@ TEST(VdbFile, MissingCorruptAndTruncatedFilesAreNamed) {
   fs::copy_file(d / "whole.vdb", d / "half.vdb");
   fs::resize_file(d / "half.vdb", size / 2);
   expect_error((d / "half.vdb").string(), "not a readable VDB");
+  fs::remove_all(d);
+}
+
+// A damaged length in the layout around the trees (here a metadata name's)
+// is refused by field and byte before OpenVDB allocates what it declares.
+TEST(VdbFile, ADamagedLengthIsNamedWithItsByteOffset) {
+  const fs::path d = temp_dir("len");
+  Volumes vs;
+  vs.grids.push_back(smooth_liquid_sdf(random_points(500), {}));
+  const std::string file = (d / "surface.vdb").string();
+  write_vdb(file, vs);
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // The grid's metadata holds "class" = "level set": a 32-bit length 5, then the name.
+  const std::size_t at = bytes.find(std::string("\x05\x00\x00\x00" "class", 9));
+  ASSERT_NE(at, std::string::npos);
+  const char huge[4] = {'\xff', '\xff', '\xff', '\x7f'};
+  bytes.replace(at, 4, huge, 4);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  try {
+    read_vdb(file);
+    FAIL() << "read a file with a 2 GB metadata name";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(file + ": not a readable VDB file (damaged?): grid 'surface' metadata name at byte " +
+                     std::to_string(at) + " declares 2147483647 bytes"),
+              std::string::npos)
+        << m;
+  }
+  fs::remove_all(d);
+}
+
+// A points grid whose positions attribute is renamed in the file (a file
+// fuzz/fuzz_vdb made this way ended the process from inside OpenVDB's
+// accessor): the grid reads, and turning it into particles says what is
+// missing instead of throwing OpenVDB's lookup error past every handler.
+TEST(VdbFile, APointsGridWithoutPositionsIsRefusedByName) {
+  const fs::path d = temp_dir("nop");
+  Volumes vs;
+  vs.grids.push_back(points_to_vdb(random_points(500), 0.02, {"id"}));
+  const std::string file = (d / "points.vdb").string();
+  write_vdb(file, vs);
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // The attribute descriptor stores each name as a 32-bit length and its
+  // characters: "P" is 01 00 00 00 'P', once in the file.
+  const std::string name("\x01\x00\x00\x00P", 5);
+  const std::size_t at = bytes.find(name);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find(name, at + 1), std::string::npos);
+  bytes[at + 4] = 'Q';
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  const Volumes back = read_vdb(file);
+  ASSERT_EQ(back.grids.size(), 1u);
+  try {
+    vdb_to_points(back.grids[0]);
+    FAIL() << "read points without positions";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("points grid 'points'"), std::string::npos) << m;
+    EXPECT_NE(m.find("no positions (attribute 'P')"), std::string::npos) << m;
+  }
   fs::remove_all(d);
 }
 

@@ -1,0 +1,28 @@
+#pragma once
+// A look at a .vdb file's outer layout before OpenVDB reads it. OpenVDB's
+// reader allocates whatever a length field declares (a name, a metadata
+// value, a grid's extent) before it reads the bytes, so one damaged length
+// in a file from elsewhere costs gigabytes or ends the process. This check
+// walks the part of the format that surrounds the trees, reading no more
+// than it is given, and refuses a length that runs past its section:
+//
+//   header      magic " BDV", format version (222 or later), library
+//               version, "has grid offsets" (must be 1), a 36-character UUID
+//   metadata    count, then per entry: name, type name, value size, value
+//   per grid    name, type name, instance parent name, then the grid's
+//               start, tree-data start and end offsets (rising, within the
+//               file); at its start: compression flags, the grid's metadata,
+//               the transform's type name
+//
+// Strings are a 32-bit length and that many bytes; every integer is
+// little-endian as written. The trees themselves (topology and data blocks)
+// are left to OpenVDB.
+#include <string>
+
+namespace eddy {
+
+// Throws eddy::Error naming `path`, the byte offset and the field when the
+// layout is not one OpenVDB can read without trusting a damaged length.
+void check_vdb_layout(const std::string& path);
+
+}  // namespace eddy
