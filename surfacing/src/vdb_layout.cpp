@@ -116,6 +116,54 @@ void check_metadata(LayoutReader& r, const std::string& where) {
   }
 }
 
+// Bytes of a transform's map after its type name (OpenVDB's math/Maps.h:
+// affine and unitary maps a 4x4 double matrix; scale maps five double
+// triples; translation one; scale-translate six). 0: a map whose size is
+// not fixed (frustum) or not known.
+uint64_t map_bytes(const std::string& type) {
+  if (type == "AffineMap" || type == "UnitaryMap") return 128;
+  if (type == "ScaleMap" || type == "UniformScaleMap") return 120;
+  if (type == "TranslationMap") return 24;
+  if (type == "ScaleTranslateMap" || type == "UniformScaleTranslateMap") return 144;
+  return 0;
+}
+
+// Bytes of a tree's value from its type name, "Tree_<value>_5_4_3" (with
+// "_HalfFloat" when saved as half floats; the background and tiles are
+// still written at full size). 0: another layout or an unknown value type.
+uint64_t value_bytes(const std::string& tree_type) {
+  std::string t = tree_type;
+  const std::string half = "_HalfFloat";
+  if (t.size() > half.size() && t.compare(t.size() - half.size(), half.size(), half) == 0)
+    t.resize(t.size() - half.size());
+  const std::string head = "Tree_", tail = "_5_4_3";
+  if (t.size() <= head.size() + tail.size() || t.compare(0, head.size(), head) != 0 ||
+      t.compare(t.size() - tail.size(), tail.size(), tail) != 0)
+    return 0;
+  const std::string v = t.substr(head.size(), t.size() - head.size() - tail.size());
+  if (v == "bool" || v == "mask") return 1;
+  if (v == "float" || v == "int32" || v == "uint32" || v == "ptdataidx32" || v == "ptidx32") return 4;
+  if (v == "double" || v == "int64" || v == "ptdataidx64" || v == "ptidx64") return 8;
+  if (v == "vec3s" || v == "vec3i") return 12;
+  if (v == "vec3d") return 24;
+  return 0;
+}
+
+// The root of a 5-4-3 tree (Tree::readTopology, RootNode::readTopology): the
+// buffer count, the background value, then the tile and child counts, which
+// OpenVDB loops over (a tile is an origin, a value and an active flag; a
+// child at least an origin and its two 32^3-bit masks).
+void check_root(LayoutReader& r, const std::string& what, uint64_t value) {
+  r.get<int32_t>((what + " buffer count").c_str());
+  r.skip(value, (what + " background value").c_str());
+  const uint64_t at = r.pos();
+  const uint64_t tiles = r.get<uint32_t>((what + " tile count").c_str());
+  const uint64_t children = r.get<uint32_t>((what + " child count").c_str());
+  const uint64_t need = tiles * (12 + value + 1) + children * (12 + 2 * 4096);
+  r.need(need, (what + " root (" + std::to_string(tiles) + " tiles, " + std::to_string(children) + " children)").c_str(),
+         at);
+}
+
 }  // namespace
 
 void check_vdb_layout(const std::string& path) {
@@ -149,8 +197,9 @@ void check_vdb_layout(const std::string& path) {
   for (int32_t g = 0; g < grids; ++g) {
     const std::string name = r.string("grid name");
     const std::string what = "grid '" + name + "'";
-    r.string((what + " type").c_str());
-    if (version >= kInstancingVersion) r.string((what + " instance parent").c_str());
+    const std::string type = r.string((what + " type").c_str());
+    std::string parent;
+    if (version >= kInstancingVersion) parent = r.string((what + " instance parent").c_str());
     const uint64_t here = r.pos() + 24;
     const int64_t start = r.get<int64_t>((what + " start offset").c_str());
     const int64_t block = r.get<int64_t>((what + " data offset").c_str());
@@ -164,7 +213,14 @@ void check_vdb_layout(const std::string& path) {
     r.section(uint64_t(block));
     r.get<uint32_t>((what + " compression flags").c_str());
     check_metadata(r, what);
-    r.string((what + " transform type").c_str());
+    const std::string map = r.string((what + " transform type").c_str());
+    // An instance shares its parent's tree and stores none; trees of other
+    // layouts, or after a map of no fixed size, are left to OpenVDB.
+    const uint64_t value = value_bytes(type), mb = map_bytes(map);
+    if (parent.empty() && value > 0 && mb > 0) {
+      r.skip(mb, (what + " transform").c_str());
+      check_root(r, what, value);
+    }
     r.section(size);
     r.seek(uint64_t(end));
   }

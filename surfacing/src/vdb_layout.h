@@ -12,11 +12,13 @@
 //   per grid    name, type name, instance parent name, then the grid's
 //               start, tree-data start and end offsets (rising, within the
 //               file); at its start: compression flags, the grid's metadata,
-//               the transform's type name
+//               the transform (type name and map), and the root of its tree
+//               (5-4-3 trees of the common value types): the tile and child
+//               counts OpenVDB loops over must fit before the data blocks
 //
 // Strings are a 32-bit length and that many bytes; every integer is
-// little-endian as written. The trees themselves (topology and data blocks)
-// are left to OpenVDB.
+// little-endian as written. Below the root (internal nodes, leaves, data
+// blocks) the tree is left to OpenVDB.
 #include <string>
 
 namespace eddy {

@@ -147,22 +147,29 @@ TEST(VdbFile, ADamagedLengthIsNamedWithItsByteOffset) {
     std::ifstream in(file, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  // The grid's metadata holds "class" = "level set": a 32-bit length 5, then the name.
-  const std::size_t at = bytes.find(std::string("\x05\x00\x00\x00" "class", 9));
-  ASSERT_NE(at, std::string::npos);
   const char huge[4] = {'\xff', '\xff', '\xff', '\x7f'};
-  bytes.replace(at, 4, huge, 4);
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
-  try {
-    read_vdb(file);
-    FAIL() << "read a file with a 2 GB metadata name";
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find(file + ": not a readable VDB file (damaged?): grid 'surface' metadata name at byte " +
-                     std::to_string(at) + " declares 2147483647 bytes"),
-              std::string::npos)
-        << m;
-  }
+  auto expect_refused = [&](std::size_t at, const std::string& what) {
+    std::string damaged = bytes;
+    damaged.replace(at, 4, huge, 4);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << damaged;
+    try {
+      read_vdb(file);
+      FAIL() << "read a file with a damaged " << what;
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(file + ": not a readable VDB file (damaged?): " + what), std::string::npos) << m;
+      EXPECT_NE(m.find(" at byte " + std::to_string(at) + " declares "), std::string::npos) << m;
+    }
+  };
+  // The grid's metadata holds "class" = "level set": a 32-bit length 5, then the name.
+  const std::size_t name = bytes.find(std::string("\x05\x00\x00\x00" "class", 9));
+  ASSERT_NE(name, std::string::npos);
+  expect_refused(name, "grid 'surface' metadata name");
+  // The tree's root follows the transform (type name, then five double
+  // triples), the buffer count and the float background: 2^31 tiles.
+  const std::size_t map = bytes.find("UniformScaleMap");
+  ASSERT_NE(map, std::string::npos);
+  expect_refused(map + 15 + 120 + 4 + 4, "grid 'surface' root (2147483647 tiles");
   fs::remove_all(d);
 }
 
