@@ -1,0 +1,99 @@
+#pragma once
+// Rigid bodies: shapes, mass properties and state, as structure of arrays
+// over n bodies. Double precision: a body's pose and momentum are carried
+// over tens of thousands of steps (a torque-free body must keep |L| to 1e-6
+// over 10 s), and a scene's few thousand bodies cost nothing in memory.
+//
+// Each body has its own frame: origin at the centre of mass, axes along the
+// principal axes of inertia, so the inertia tensor in body axes is the
+// diagonal I0 and in world axes I(t) = R(t) I0 R(t)^T.
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eddy/core/enum_names.h"
+#include "eddy/core/mesh.h"
+
+namespace eddy {
+
+using Vec3d = Eigen::Vector3d;
+using Mat3d = Eigen::Matrix3d;
+using Quatd = Eigen::Quaterniond;
+
+enum class BodyShape : int32_t { Box = 0, Sphere = 1, Capsule = 2 };
+inline constexpr EnumName<BodyShape> kBodyShapeNames[] = {
+    {BodyShape::Box, "box"}, {BodyShape::Sphere, "sphere"}, {BodyShape::Capsule, "capsule"}};
+
+// A shape in its body frame (centre of mass at the origin):
+//   Box      half extents `half` along the body axes
+//   Sphere   `radius`
+//   Capsule  `radius` around the segment y in [-half_height, half_height]
+// Spheres and capsules are a core (a point, a segment) inflated by the
+// radius; a box has no radius.
+struct BodyGeometry {
+  BodyShape shape = BodyShape::Box;
+  Vec3d half = Vec3d::Constant(0.5);  // m, box
+  double radius = 0.0;                // m, sphere and capsule
+  double half_height = 0.0;           // m, capsule: half the length of its axis segment
+};
+
+// Mass, centre of mass and inertia tensor about the centre of mass, in the
+// frame the shape is given in.
+struct MassProperties {
+  double mass = 0;                     // kg
+  Vec3d com = Vec3d::Zero();           // m
+  Mat3d inertia = Mat3d::Zero();       // kg m^2
+};
+
+// Uniform density (kg/m^3) over the shape: analytic for the primitives.
+MassProperties mass_properties(const BodyGeometry& g, double density);
+// A closed triangle mesh wound outward (quads split), by the divergence
+// theorem over the tetrahedra each face makes with the origin (Mirtich 1996;
+// Eberly, "Polyhedral Mass Properties"). Throws eddy::Error when the mesh
+// encloses no positive volume.
+MassProperties mesh_mass_properties(const Mesh& mesh, double density);
+
+// The bodies of a scene (n of each; sizes in the comments).
+struct Bodies {
+  std::vector<std::string> name;         // (n)
+  std::vector<BodyGeometry> geometry;    // (n) in body axes
+  std::vector<double> mass;              // (n) kg
+  std::vector<Vec3d> inertia;            // (n) kg m^2, principal moments I0 (body axes)
+  std::vector<double> friction;          // (n) Coulomb coefficient of the surface
+  std::vector<Vec3d> x;                  // (n) m, centre of mass, world
+  std::vector<Quatd> q;                  // (n) unit quaternion, body -> world
+  std::vector<Vec3d> v;                  // (n) m/s, velocity of the centre of mass, world
+  std::vector<Vec3d> w;                  // (n) rad/s, angular velocity, world axes
+
+  std::size_t size() const { return x.size(); }
+  // Appends a body of uniform `density` (kg/m^3) with its centre of mass at
+  // `position`, turned by `rotation`; returns its index. Throws eddy::Error
+  // naming the body for a non-positive size or density.
+  std::size_t add(const std::string& name, const BodyGeometry& g, double density, const Vec3d& position,
+                  const Quatd& rotation = Quatd::Identity(), const Vec3d& velocity = Vec3d::Zero(),
+                  const Vec3d& angular_velocity = Vec3d::Zero(), double friction = 0.5);
+  // Appends every body of `other`.
+  void append(const Bodies& other);
+
+  // World-axes inertia tensor R I0 R^T of body i.
+  Mat3d inertia_world(std::size_t i) const;
+  // Linear and angular momentum (the latter about the world origin) and
+  // kinetic energy of body i.
+  Vec3d linear_momentum(std::size_t i) const { return mass[i] * v[i]; }
+  Vec3d angular_momentum(std::size_t i) const;
+  double kinetic_energy(std::size_t i) const;
+};
+
+// Torque-free rotation over one step h in body axes, by the implicit
+// midpoint rule on Euler's equation I0 dw/dt + w x (I0 w) = 0: it keeps
+// both quadratic invariants, |I0 w| (= |L|) and w . I0 w (= 2 E), to
+// round-off at any h. Returns the body-axes angular velocity at the step's
+// end; `mid` receives the midpoint velocity the orientation turns with.
+Vec3d free_rotation_step(const Vec3d& inertia, const Vec3d& w_body, double h, Vec3d* mid = nullptr);
+
+// q turned by the body-axes rotation vector theta (q * exp(theta / 2)), renormalised.
+Quatd rotate_body(const Quatd& q, const Vec3d& theta);
+
+}  // namespace eddy

@@ -1,0 +1,50 @@
+#pragma once
+// Contact detection between rigid bodies, and between bodies and colliders.
+//
+// Broad phase: sweep and prune over world bounding boxes along the axis of
+// largest spread. Narrow phase: sampled signed distance. Each shape has
+// sample points on its core (a box's 8 corners and 12 edge midpoints; a
+// sphere's centre; five points along a capsule's axis) and an exact signed
+// distance; a contact is a sample of one shape within `margin` of the
+// other's surface. Spheres and capsules send their core samples to the
+// other shape; two boxes sample each other both ways (corners find faces,
+// edge midpoints find crossing edges); capsule pairs add the closest points
+// of their axes. Colliders are met through their own signed distance
+// (collider_walls: a box container's three nearest walls).
+#include <utility>
+#include <vector>
+
+#include "eddy/core/collider.h"
+#include "eddy/core/rigid/bodies.h"
+
+namespace eddy {
+
+struct BodyContact {
+  int a = -1;                    // body
+  int b = -1;                    // body, or -1 for a collider
+  int collider = -1;             // the collider when b == -1
+  Vec3d p = Vec3d::Zero();       // m, world point midway between the surfaces
+  Vec3d n = Vec3d::UnitY();      // unit normal from b (or the collider) towards a
+  double phi = 0;                // m, signed distance (< 0: penetrating)
+  Vec3d u = Vec3d::Zero();       // m/s, the collider's surface velocity at p (b == -1)
+};
+
+// World bounds of body i's shape, grown by `margin` on every side.
+struct BoundsD {
+  Vec3d lo, hi;
+};
+BoundsD body_bounds(const Bodies& bodies, std::size_t i, double margin);
+
+// Pairs (i < j) of boxes that overlap: sweep and prune; ordered by (i, j).
+std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds);
+
+// Signed distance of body i's shape at world point p, with the unit
+// outward normal (world).
+double body_distance(const Bodies& bodies, std::size_t i, const Vec3d& p, Vec3d* normal);
+
+// Every contact of the bodies with each other and with the colliders at
+// simulation time `time`, within `margin` (m) of touching.
+void find_contacts(const Bodies& bodies, const std::vector<Collider>& colliders, double time, double margin,
+                   std::vector<BodyContact>& out);
+
+}  // namespace eddy

@@ -1,0 +1,164 @@
+// Mass properties of the body shapes, the bodies' bookkeeping, and the
+// torque-free rotation step.
+#include "eddy/core/rigid/bodies.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "eddy/core/error.h"
+
+namespace eddy {
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+Mat3d diagonal(double a, double b, double c) { return Vec3d(a, b, c).asDiagonal(); }
+
+}  // namespace
+
+MassProperties mass_properties(const BodyGeometry& g, double density) {
+  MassProperties m;
+  switch (g.shape) {
+    case BodyShape::Box: {
+      const Vec3d e = 2.0 * g.half;  // edges
+      m.mass = density * e.x() * e.y() * e.z();
+      m.inertia = diagonal(e.y() * e.y() + e.z() * e.z(), e.x() * e.x() + e.z() * e.z(),
+                           e.x() * e.x() + e.y() * e.y()) *
+                  (m.mass / 12.0);
+      break;
+    }
+    case BodyShape::Sphere: {
+      const double r = g.radius;
+      m.mass = density * 4.0 / 3.0 * kPi * r * r * r;
+      m.inertia = Mat3d::Identity() * (0.4 * m.mass * r * r);
+      break;
+    }
+    case BodyShape::Capsule: {
+      // A cylinder of length l = 2 half_height along y and two hemispherical
+      // caps, each centred 3r/8 beyond its end of the cylinder.
+      const double r = g.radius, l = 2.0 * g.half_height;
+      const double mc = density * kPi * r * r * l;
+      const double ms = density * 4.0 / 3.0 * kPi * r * r * r;  // both caps
+      m.mass = mc + ms;
+      const double axial = 0.5 * mc * r * r + 0.4 * ms * r * r;
+      const double across = mc * (l * l / 12.0 + r * r / 4.0) + ms * (0.4 * r * r + l * l / 4.0 + 3.0 * l * r / 8.0);
+      m.inertia = diagonal(across, axial, across);
+      break;
+    }
+  }
+  return m;
+}
+
+MassProperties mesh_mass_properties(const Mesh& mesh, double density) {
+  // Each face (a, b, c) with the origin spans a tetrahedron of signed volume
+  // a . (b x c) / 6, centroid (a + b + c) / 4 and second moment
+  // int x x^T dV = V / 20 (a a^T + b b^T + c c^T + s s^T), s = a + b + c.
+  double volume = 0;
+  Vec3d first = Vec3d::Zero();
+  Mat3d second = Mat3d::Zero();
+  auto P = [&](int32_t i) {
+    const Vec3f p = mesh.points[std::size_t(i)];
+    return Vec3d(p.x, p.y, p.z);
+  };
+  auto tet = [&](const Vec3d& a, const Vec3d& b, const Vec3d& c) {
+    const double v = a.dot(b.cross(c)) / 6.0;
+    const Vec3d s = a + b + c;
+    volume += v;
+    first += v * s / 4.0;
+    second += v / 20.0 * (a * a.transpose() + b * b.transpose() + c * c.transpose() + s * s.transpose());
+  };
+  for (const auto& t : mesh.triangles) tet(P(t[0]), P(t[1]), P(t[2]));
+  for (const auto& q : mesh.quads) {
+    tet(P(q[0]), P(q[1]), P(q[2]));
+    tet(P(q[0]), P(q[2]), P(q[3]));
+  }
+  if (!(volume > 0))
+    throw Error("the mesh encloses no positive volume (" + std::to_string(volume) +
+                " m^3): it must be closed and wound outward");
+  MassProperties m;
+  m.mass = density * volume;
+  m.com = first / volume;
+  // Second moment about the centre of mass, then I = tr(C) 1 - C.
+  const Mat3d c = density * (second - volume * m.com * m.com.transpose());
+  m.inertia = Mat3d::Identity() * c.trace() - c;
+  return m;
+}
+
+std::size_t Bodies::add(const std::string& body_name, const BodyGeometry& g, double density, const Vec3d& position,
+                        const Quatd& rotation, const Vec3d& velocity, const Vec3d& angular_velocity,
+                        double body_friction) {
+  const std::string where = "body '" + body_name + "'";
+  const bool sized = g.shape == BodyShape::Box ? (g.half.array() > 0).all()
+                                               : g.radius > 0 && (g.shape != BodyShape::Capsule || g.half_height >= 0);
+  if (!sized) throw Error(where + ": its size must be positive");
+  if (!(density > 0) || !std::isfinite(density)) throw Error(where + ": density must be positive");
+  if (!(body_friction >= 0)) throw Error(where + ": friction must be 0 or more");
+  const MassProperties m = mass_properties(g, density);
+  name.push_back(body_name);
+  geometry.push_back(g);
+  mass.push_back(m.mass);
+  inertia.push_back(m.inertia.diagonal());
+  friction.push_back(body_friction);
+  x.push_back(position);
+  q.push_back(rotation.normalized());
+  v.push_back(velocity);
+  w.push_back(angular_velocity);
+  return size() - 1;
+}
+
+void Bodies::append(const Bodies& o) {
+  auto cat = [](auto& a, const auto& b) { a.insert(a.end(), b.begin(), b.end()); };
+  cat(name, o.name);
+  cat(geometry, o.geometry);
+  cat(mass, o.mass);
+  cat(inertia, o.inertia);
+  cat(friction, o.friction);
+  cat(x, o.x);
+  cat(q, o.q);
+  cat(v, o.v);
+  cat(w, o.w);
+}
+
+Mat3d Bodies::inertia_world(std::size_t i) const {
+  const Mat3d r = q[i].toRotationMatrix();
+  return r * inertia[i].asDiagonal() * r.transpose();
+}
+
+Vec3d Bodies::angular_momentum(std::size_t i) const { return inertia_world(i) * w[i] + x[i].cross(mass[i] * v[i]); }
+
+double Bodies::kinetic_energy(std::size_t i) const {
+  return 0.5 * mass[i] * v[i].squaredNorm() + 0.5 * w[i].dot(inertia_world(i) * w[i]);
+}
+
+Vec3d free_rotation_step(const Vec3d& I, const Vec3d& w0, double h, Vec3d* mid) {
+  // F(w1) = I (w1 - w0) + h wm x (I wm) = 0 with wm = (w0 + w1) / 2, solved
+  // by Newton's method (3 unknowns; two or three iterations reach round-off).
+  auto skew = [](const Vec3d& a) {
+    Mat3d s;
+    s << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
+    return s;
+  };
+  const Mat3d Id = I.asDiagonal();
+  Vec3d w1 = w0;
+  for (int it = 0; it < 20; ++it) {
+    const Vec3d wm = 0.5 * (w0 + w1);
+    const Vec3d Iwm = I.cwiseProduct(wm);
+    const Vec3d f = I.cwiseProduct(w1 - w0) + h * wm.cross(Iwm);
+    // dF/dw1 = I + h/2 (skew(wm) I - skew(I wm))
+    const Mat3d jac = Id + 0.5 * h * (skew(wm) * Id - skew(Iwm));
+    const Vec3d dw = jac.lu().solve(-f);
+    w1 += dw;
+    if (dw.norm() <= 1e-15 * (w1.norm() + 1e-300)) break;
+  }
+  if (mid) *mid = 0.5 * (w0 + w1);
+  return w1;
+}
+
+Quatd rotate_body(const Quatd& q, const Vec3d& theta) {
+  const double a = theta.norm();
+  if (a < 1e-300) return q;
+  return (q * Quatd(Eigen::AngleAxisd(a, theta / a))).normalized();
+}
+
+}  // namespace eddy

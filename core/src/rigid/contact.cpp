@@ -1,0 +1,281 @@
+// Rigid-body contact detection: bounds, sweep and prune, sampled signed
+// distances (contact.h).
+#include "eddy/core/rigid/contact.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace eddy {
+
+namespace {
+
+bool rounded(const BodyGeometry& g) { return g.shape != BodyShape::Box; }
+
+// Signed distance of a shape at body-frame point q, with its outward normal.
+double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n) {
+  switch (g.shape) {
+    case BodyShape::Box: {
+      const Vec3d d = q.cwiseAbs() - g.half;
+      const Vec3d s(q.x() < 0 ? -1.0 : 1.0, q.y() < 0 ? -1.0 : 1.0, q.z() < 0 ? -1.0 : 1.0);
+      if ((d.array() > 0).any()) {
+        const Vec3d o = d.cwiseMax(0.0);
+        const double l = o.norm();
+        *n = o.cwiseProduct(s) / l;
+        return l;
+      }
+      int k = 0;  // inside: the nearest face
+      d.maxCoeff(&k);
+      *n = Vec3d::Zero();
+      (*n)[k] = s[k];
+      return d[k];
+    }
+    case BodyShape::Sphere: {
+      const double l = q.norm();
+      *n = l > 1e-300 ? Vec3d(q / l) : Vec3d::UnitY();
+      return l - g.radius;
+    }
+    case BodyShape::Capsule: {
+      const Vec3d d = q - Vec3d(0, std::clamp(q.y(), -g.half_height, g.half_height), 0);
+      const double l = d.norm();
+      *n = l > 1e-300 ? Vec3d(d / l) : Vec3d::UnitX();
+      return l - g.radius;
+    }
+  }
+  return 1e300;
+}
+
+// The radius a shape's core is inflated by.
+double core_radius(const BodyGeometry& g) { return rounded(g) ? g.radius : 0.0; }
+
+// A sample point on a shape's core (body frame) and the normal cone of
+// the feature it stands for: a box corner faces the directions whose
+// components have the signs of `cone`, an edge midpoint those of its two
+// non-zero components; the core of a sphere or capsule faces every way
+// (cone zero).
+struct Sample {
+  Vec3d p, cone;
+};
+
+void core_samples(const BodyGeometry& g, std::vector<Sample>& out) {
+  out.clear();
+  switch (g.shape) {
+    case BodyShape::Box: {
+      const Vec3d& e = g.half;
+      for (int c = 0; c < 8; ++c) {
+        const Vec3d s(c & 1 ? 1 : -1, c & 2 ? 1 : -1, c & 4 ? 1 : -1);
+        out.push_back({s.cwiseProduct(e), s});
+      }
+      // Edge midpoints: one coordinate 0, the other two at +-half.
+      for (int axis = 0; axis < 3; ++axis)
+        for (int c = 0; c < 4; ++c) {
+          Vec3d s = Vec3d::Zero();
+          s[(axis + 1) % 3] = c & 1 ? 1 : -1;
+          s[(axis + 2) % 3] = c & 2 ? 1 : -1;
+          out.push_back({s.cwiseProduct(e), s});
+        }
+      break;
+    }
+    case BodyShape::Sphere: out.push_back({Vec3d::Zero(), Vec3d::Zero()}); break;
+    case BodyShape::Capsule:
+      for (int k = 0; k < 5; ++k) out.push_back({Vec3d(0.0, g.half_height * (-1.0 + 0.5 * k), 0.0), Vec3d::Zero()});
+      break;
+  }
+}
+
+// Whether a feature with normal cone `cone` (body axes) supports its body
+// against a push along n (body axes): -n within the cone, up to about 15
+// degrees so that a box resting nearly flat keeps all its bottom corners.
+// Without this test a corner of one box lying on the side plane of an equal
+// box stacked on it would make a sideways contact.
+bool supports(const Vec3d& cone, const Vec3d& n_body) {
+  for (int k = 0; k < 3; ++k)
+    if (cone[k] != 0 && -n_body[k] * cone[k] < -0.25) return false;
+  return true;
+}
+
+// World samples of a body with their cones (the cones stay in body axes).
+struct WorldSamples {
+  std::vector<Vec3d> p;
+  std::vector<Vec3d> cone;
+};
+
+// Closest points s, t in [0, 1] of segments p0 + s d1 and q0 + t d2.
+void closest_on_segments(const Vec3d& p0, const Vec3d& d1, const Vec3d& q0, const Vec3d& d2, double& s, double& t) {
+  const Vec3d r = p0 - q0;
+  const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
+  if (a <= 1e-300 && e <= 1e-300) {
+    s = t = 0;
+    return;
+  }
+  if (a <= 1e-300) {
+    s = 0;
+    t = std::clamp(f / e, 0.0, 1.0);
+    return;
+  }
+  const double c = d1.dot(r);
+  if (e <= 1e-300) {
+    t = 0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+    return;
+  }
+  const double b = d1.dot(d2), den = a * e - b * b;
+  s = den > 1e-300 ? std::clamp((b * f - c * e) / den, 0.0, 1.0) : 0.0;
+  t = (b * s + f) / e;
+  if (t < 0) {
+    t = 0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+  } else if (t > 1) {
+    t = 1;
+    s = std::clamp((b - c) / a, 0.0, 1.0);
+  }
+}
+
+// Contacts of body s's world sample points against body o's shape.
+void sample_against(const Bodies& B, int s, int o, const WorldSamples& ws, double margin,
+                    std::vector<BodyContact>& out) {
+  const double rs = core_radius(B.geometry[std::size_t(s)]);
+  for (std::size_t k = 0; k < ws.p.size(); ++k) {
+    const Vec3d& ps = ws.p[k];
+    Vec3d n;
+    const double d = body_distance(B, std::size_t(o), ps, &n);
+    const double phi = d - rs;
+    if (phi >= margin || !supports(ws.cone[k], B.q[std::size_t(s)].conjugate() * n)) continue;
+    BodyContact c;
+    c.a = s;
+    c.b = o;
+    c.p = ps - n * (0.5 * (rs + d));
+    c.n = n;
+    c.phi = phi;
+    out.push_back(c);
+  }
+}
+
+}  // namespace
+
+BoundsD body_bounds(const Bodies& B, std::size_t i, double margin) {
+  const BodyGeometry& g = B.geometry[i];
+  const Mat3d R = B.q[i].toRotationMatrix();
+  Vec3d ext;
+  switch (g.shape) {
+    case BodyShape::Box: ext = R.cwiseAbs() * g.half; break;
+    case BodyShape::Sphere: ext = Vec3d::Constant(g.radius); break;
+    case BodyShape::Capsule: ext = R.col(1).cwiseAbs() * g.half_height + Vec3d::Constant(g.radius); break;
+  }
+  ext.array() += margin;
+  return {B.x[i] - ext, B.x[i] + ext};
+}
+
+std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds) {
+  std::vector<std::pair<int, int>> pairs;
+  const int n = int(bounds.size());
+  if (n < 2) return pairs;
+  // Sweep along the axis where the boxes' centres spread most.
+  Vec3d mean = Vec3d::Zero(), sq = Vec3d::Zero();
+  for (const auto& b : bounds) {
+    const Vec3d c = 0.5 * (b.lo + b.hi);
+    mean += c;
+    sq += c.cwiseProduct(c);
+  }
+  int axis = 0;
+  (sq / n - (mean / n).cwiseProduct(mean / n)).maxCoeff(&axis);
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int p, int q) {
+    const double a = bounds[std::size_t(p)].lo[axis], b = bounds[std::size_t(q)].lo[axis];
+    return a < b || (a == b && p < q);
+  });
+  for (int k = 0; k < n; ++k) {
+    const BoundsD& a = bounds[std::size_t(order[std::size_t(k)])];
+    for (int m = k + 1; m < n; ++m) {
+      const BoundsD& b = bounds[std::size_t(order[std::size_t(m)])];
+      if (b.lo[axis] > a.hi[axis]) break;
+      if ((a.lo.array() <= b.hi.array()).all() && (b.lo.array() <= a.hi.array()).all())
+        pairs.emplace_back(std::min(order[std::size_t(k)], order[std::size_t(m)]),
+                           std::max(order[std::size_t(k)], order[std::size_t(m)]));
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+double body_distance(const Bodies& B, std::size_t i, const Vec3d& p, Vec3d* normal) {
+  const Quatd& q = B.q[i];
+  Vec3d n;
+  const double d = shape_distance(B.geometry[i], q.conjugate() * (p - B.x[i]), &n);
+  *normal = q * n;
+  return d;
+}
+
+void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, double time, double margin,
+                   std::vector<BodyContact>& out) {
+  out.clear();
+  const std::size_t n = B.size();
+  // World samples of every body, once.
+  std::vector<WorldSamples> samples(n);
+  std::vector<Sample> local;
+  for (std::size_t i = 0; i < n; ++i) {
+    core_samples(B.geometry[i], local);
+    for (const Sample& s : local) {
+      samples[i].p.push_back(B.x[i] + B.q[i] * s.p);
+      samples[i].cone.push_back(s.cone);
+    }
+  }
+  // Body pairs.
+  std::vector<BoundsD> bounds(n);
+  for (std::size_t i = 0; i < n; ++i) bounds[i] = body_bounds(B, i, 0.5 * margin);
+  for (const auto& [i, j] : overlapping_pairs(bounds)) {
+    const BodyGeometry &gi = B.geometry[std::size_t(i)], &gj = B.geometry[std::size_t(j)];
+    if (rounded(gi)) sample_against(B, i, j, samples[std::size_t(i)], margin, out);
+    else if (rounded(gj)) sample_against(B, j, i, samples[std::size_t(j)], margin, out);
+    if (!rounded(gi) && !rounded(gj)) {
+      sample_against(B, i, j, samples[std::size_t(i)], margin, out);
+      sample_against(B, j, i, samples[std::size_t(j)], margin, out);
+    }
+    if (gi.shape == BodyShape::Capsule && gj.shape == BodyShape::Capsule) {
+      // The axes' closest points, which the sampled points may straddle.
+      auto axis = [&](int k, Vec3d& p0, Vec3d& d) {
+        const Vec3d e = B.q[std::size_t(k)] * Vec3d(0, B.geometry[std::size_t(k)].half_height, 0);
+        p0 = B.x[std::size_t(k)] - e;
+        d = 2.0 * e;
+      };
+      Vec3d p0, d1, q0, d2;
+      axis(i, p0, d1);
+      axis(j, q0, d2);
+      double s = 0, t = 0;
+      closest_on_segments(p0, d1, q0, d2, s, t);
+      sample_against(B, i, j, WorldSamples{{p0 + s * d1}, {Vec3d::Zero()}}, margin, out);
+    }
+  }
+  // Bodies against colliders.
+  for (std::size_t i = 0; i < n; ++i) {
+    const double rs = core_radius(B.geometry[i]);
+    const double reach = 0.5 * (bounds[i].hi - bounds[i].lo).norm() + margin;
+    for (std::size_t c = 0; c < colliders.size(); ++c) {
+      const Collider& col = colliders[c];
+      const Vec3f xc = vec3(float(B.x[i].x()), float(B.x[i].y()), float(B.x[i].z()));
+      if (collider_sdf(col, xc, float(time)).distance > reach && !col.inside) continue;
+      for (std::size_t s = 0; s < samples[i].p.size(); ++s) {
+        const Vec3d& ps = samples[i].p[s];
+        SdfSample walls[3];
+        const int k = collider_walls(col, vec3(float(ps.x()), float(ps.y()), float(ps.z())), float(time), walls);
+        for (int m = 0; m < k; ++m) {
+          const double d = walls[m].distance;
+          const double phi = d - rs;
+          const Vec3d nw = Vec3d(walls[m].normal.x, walls[m].normal.y, walls[m].normal.z).normalized();
+          if (phi >= margin || !supports(samples[i].cone[s], B.q[i].conjugate() * nw)) continue;
+          BodyContact ct;
+          ct.a = int(i);
+          ct.collider = int(c);
+          ct.n = nw;
+          ct.p = ps - ct.n * (0.5 * (rs + d));
+          ct.phi = phi;
+          ct.u = Vec3d(col.velocity.x, col.velocity.y, col.velocity.z);
+          out.push_back(ct);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace eddy

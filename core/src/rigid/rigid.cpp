@@ -1,0 +1,175 @@
+// The rigid-body solver's step and frame driver (rigid.h).
+#include "eddy/core/rigid/rigid.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "eddy/core/frame_steps.h"
+
+namespace eddy {
+
+const ParamTable<RigidParams>& rigid_param_table() {
+  static const ParamTable<RigidParams> table = [] {
+    ParamTable<RigidParams> t("RigidBody");
+    t.vector("gravity", &RigidParams::gravity, "m/s^2", "Gravity.")
+        .real("time_step", &RigidParams::time_step, 1e-6, 0.1, "s",
+              "Longest step; each frame takes equal steps of at most this.")
+        .real("contact_stiffness", &RigidParams::contact_stiffness, 1.0, 1e12, "N/m",
+              "Stiffness k of each contact point (Kelvin-Voigt). Beyond what the step resolves, contact is as stiff "
+              "as the step allows (near_rigid).")
+        .real("dissipation_time", &RigidParams::dissipation_time, 0.0, 10.0, "s",
+              "Dissipation time scale tau of the contact: the force is -k (phi + tau dphi/dt).")
+        .real("friction_regularisation", &RigidParams::friction_regularisation, 1e-6, 1.0, "",
+              "sigma of SAP's regularised friction: a body in stiction creeps at about sigma times the speed one "
+              "step of its tangential load would give it (Castro et al. 2022: 1e-3).")
+        .real("near_rigid", &RigidParams::near_rigid, 0.01, 100.0, "",
+              "beta of SAP's near-rigid bound: contact compliance stays at or above beta^2 / (4 pi^2) times the "
+              "contact's effective inverse mass, which keeps stiff contact well conditioned (Castro et al.: 1).")
+        .real("contact_margin", &RigidParams::contact_margin, 0.0, 10.0, "m",
+              "Contacts enter the problem this far before touching (plus the distance a step covers).")
+        .real("tolerance", &RigidParams::tolerance, 1e-12, 1e-1, "",
+              "SAP's relative tolerance on the momentum residual.")
+        .integer("max_iterations", &RigidParams::max_iterations, 1, 10000, "",
+                 "Most Newton iterations of SAP per step; a step that stops short is counted in the report.");
+    return t;
+  }();
+  return table;
+}
+
+void validate(const RigidParams& p) { rigid_param_table().check(p); }
+
+RigidSolver::RigidSolver(const RigidParams& p) : Solver(p) { validate(p); }
+
+void RigidSolver::load(const Bodies& bodies) {
+  bodies_ = bodies;
+  max_speed_ = 0;
+  for (std::size_t i = 0; i < bodies_.size(); ++i) max_speed_ = std::max(max_speed_, float(bodies_.v[i].norm()));
+}
+
+std::size_t RigidSolver::memory_bytes() const {
+  const std::size_t n = bodies_.size();
+  return n * (sizeof(BodyGeometry) + 9 * sizeof(double) + 4 * sizeof(Vec3d) + sizeof(Quatd) + 2 * sizeof(Vec3d)) +
+         contacts_.capacity() * (sizeof(BodyContact) + sizeof(SapContact) + sizeof(Vec3d));
+}
+
+namespace {
+
+// An orthonormal frame (t1, t2, n) with n as its last column.
+Mat3d contact_frame(const Vec3d& n) {
+  const Vec3d a = std::abs(n.x()) < 0.9 ? Vec3d::UnitX() : Vec3d::UnitY();
+  const Vec3d t1 = n.cross(a).normalized();
+  Mat3d f;
+  f.col(0) = t1;
+  f.col(1) = n.cross(t1);
+  f.col(2) = n;
+  return f;
+}
+
+}  // namespace
+
+void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepStats& s) {
+  const double h = dt;
+  Bodies& B = bodies_;
+  const std::size_t n = B.size();
+
+  // (x, q) => contacts: within the margin plus what a step of the fastest
+  // body's surface can close.
+  double reach = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const BoundsD b = body_bounds(B, i, 0.0);
+    reach = std::max(reach, B.v[i].norm() + B.w[i].norm() * 0.5 * (b.hi - b.lo).norm());
+  }
+  find_contacts(B, colliders_, time, params_.contact_margin + 2.0 * h * reach, contacts_);
+  times_.detect = clock.lap();
+
+  // (v, w) => (v*, w*): gravity, and the torque-free rotation in body axes.
+  const Vec3d g(params_.gravity.x, params_.gravity.y, params_.gravity.z);
+  SapProblem& pb = problem_;
+  pb.h = h;
+  pb.mass = B.mass;
+  pb.inertia.resize(n);
+  pb.v_star.resize(Eigen::Index(6 * n));
+  w_end_.resize(n);
+  w_mid_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Mat3d R = B.q[i].toRotationMatrix();
+    pb.inertia[i] = R * B.inertia[i].asDiagonal() * R.transpose();
+    w_end_[i] = free_rotation_step(B.inertia[i], R.transpose() * B.w[i], h, &w_mid_[i]);
+    pb.v_star.segment<3>(Eigen::Index(6 * i)) = B.v[i] + h * g;
+    pb.v_star.segment<3>(Eigen::Index(6 * i + 3)) = R * w_end_[i];
+  }
+  times_.free = clock.lap();
+
+  // (v*, contacts) => (v, w)
+  pb.contacts.resize(contacts_.size());
+  double penetration = 0;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const BodyContact& c = contacts_[k];
+    SapContact& sc = pb.contacts[k];
+    sc.a = c.a;
+    sc.b = c.b;
+    sc.frame = contact_frame(c.n);
+    sc.ra = c.p - B.x[std::size_t(c.a)];
+    sc.rb = c.b >= 0 ? Vec3d(c.p - B.x[std::size_t(c.b)]) : Vec3d::Zero();
+    sc.bias = c.b >= 0 ? Vec3d::Zero() : Vec3d(-(sc.frame.transpose() * c.u));
+    sc.phi0 = c.phi;
+    // A contact's friction is the mean of its two surfaces'.
+    const double other = c.b >= 0 ? B.friction[std::size_t(c.b)] : double(colliders_[std::size_t(c.collider)].friction);
+    sc.mu = 0.5 * (B.friction[std::size_t(c.a)] + other);
+    sc.stiffness = params_.contact_stiffness;
+    sc.tau = params_.dissipation_time;
+    penetration = std::max(penetration, -c.phi);
+  }
+  SapParams sp;
+  sp.sigma = params_.friction_regularisation;
+  sp.beta = params_.near_rigid;
+  sp.rel_tolerance = params_.tolerance;
+  sp.max_iterations = params_.max_iterations;
+  sap_ = sap_solve(pb, sp, v_, &gamma_, &reg_);
+  times_.solve = clock.lap();
+
+  // (x, q, v, w) => (x + h v, q turned by h w). The contacts' change of w
+  // adds to the free rotation's midpoint velocity, in body axes at the
+  // step's start; the end velocity is carried into the new body axes.
+  float vmax = 0;
+  uint32_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Mat3d R = B.q[i].toRotationMatrix();
+    const Vec3d dw = R.transpose() * (v_.segment<3>(Eigen::Index(6 * i + 3)) - pb.v_star.segment<3>(Eigen::Index(6 * i + 3)));
+    B.v[i] = v_.segment<3>(Eigen::Index(6 * i));
+    B.x[i] += h * B.v[i];
+    B.q[i] = rotate_body(B.q[i], h * (w_mid_[i] + dw));
+    B.w[i] = B.q[i] * (w_end_[i] + dw);
+    if (!B.x[i].allFinite() || !B.v[i].allFinite() || !B.w[i].allFinite() || !B.q[i].coeffs().allFinite()) ++bad;
+    vmax = std::max(vmax, float(B.v[i].norm()));
+  }
+  times_.integrate = clock.lap();
+  max_speed_ = vmax;
+  s.contacts = int(contacts_.size());
+  s.iterations = sap_.iterations;
+  s.converged = sap_.converged;
+  s.penetration = penetration;
+  s.max_speed = vmax;
+  s.nonfinite = bad;
+}
+
+RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame) {
+  FrameStepper steps(frame_dt, solver.params().time_step);
+  StepChecks checks;
+  checks.nonfinite_what = "pose or velocity";
+  checks.cfl_length = 1.0f;  // m: a body moving a kilometre in one step has blown up
+  checks.cfl_unit = "m";
+  checks.max_cfl = 1000.0f;
+  RigidFrameStats f;
+  f.steps = advance_frame_steps(solver, steps, time, frame, checks,
+                                [&](int, double, const RigidStepStats& s, float) {
+                                  f.max_contacts = std::max(f.max_contacts, s.contacts);
+                                  f.max_iterations = std::max(f.max_iterations, s.iterations);
+                                  f.unconverged += s.converged ? 0 : 1;
+                                  f.penetration = std::max(f.penetration, s.penetration);
+                                  f.max_speed = std::max(f.max_speed, s.max_speed);
+                                });
+  return f;
+}
+
+}  // namespace eddy

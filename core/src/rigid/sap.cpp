@@ -1,0 +1,267 @@
+// SAP: the per-contact regularisation and cone projection, and the Newton
+// solve with an exact line search (sap.h; Castro et al. 2022).
+#include "eddy/core/rigid/sap.h"
+
+#include <Eigen/Sparse>
+#include <Eigen/SparseCholesky>
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace eddy {
+
+namespace {
+
+Mat3d skew(const Vec3d& a) {
+  Mat3d s;
+  s << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
+  return s;
+}
+
+using Mat36 = Eigen::Matrix<double, 3, 6>;
+
+// One side of a contact: the body and its 3x6 Jacobian block (contact frame
+// from the body's v and w).
+struct Side {
+  int body = -1;
+  Mat36 J;
+};
+
+// A contact made ready for the solve: its sides, regularisation and the
+// step's fixed data.
+struct Row {
+  Side s[2];
+  int sides = 0;
+  Vec3d bias;
+  double mu = 0;
+  SapRegularisation reg;
+};
+
+Side side(int body, const Mat3d& frame, const Vec3d& r, double sign) {
+  Side s;
+  s.body = body;
+  s.J.leftCols<3>() = sign * frame.transpose();
+  s.J.rightCols<3>() = -sign * frame.transpose() * skew(r);
+  return s;
+}
+
+// v_c = J v + b for a contact.
+Vec3d contact_velocity(const Row& row, const Eigen::VectorXd& v) {
+  Vec3d vc = row.bias;
+  for (int k = 0; k < row.sides; ++k) vc += row.s[k].J * v.segment<6>(6 * row.s[k].body);
+  return vc;
+}
+
+}  // namespace
+
+SapRegularisation sap_regularisation(const SapContact& c, double w, double h, const SapParams& p) {
+  SapRegularisation r;
+  r.w = w;
+  const double near_rigid = p.beta * p.beta / (4.0 * std::numbers::pi * std::numbers::pi) * w;
+  r.Rn = std::max(1.0 / (h * c.stiffness * (h + c.tau)), near_rigid);
+  r.Rt = p.sigma * w;
+  r.vhat = -c.phi0 / (h + c.tau);
+  return r;
+}
+
+Vec3d sap_project(const Vec3d& y, double mu, double Rt, double Rn, Mat3d* dgamma_dy) {
+  const Eigen::Vector2d yt = y.head<2>();
+  const double yn = y.z();
+  const double s = yt.norm();
+  if (s <= mu * yn) {  // stiction: inside the cone
+    if (dgamma_dy) dgamma_dy->setIdentity();
+    return y;
+  }
+  const double mut = mu * Rt / Rn;  // mu~
+  if (yn + mut * s <= 0) {  // separation: inside the polar cone
+    if (dgamma_dy) dgamma_dy->setZero();
+    return Vec3d::Zero();
+  }
+  // Sliding: onto the cone's surface along the R-norm normal.
+  const double den = 1.0 + mu * mut;
+  const double gn = (yn + mut * s) / den;
+  const Eigen::Vector2d t = yt / s;
+  if (dgamma_dy) {
+    Mat3d& d = *dgamma_dy;
+    const Eigen::Matrix2d tt = t * t.transpose();
+    d.topLeftCorner<2, 2>() = mu * (mut / den * tt + gn / s * (Eigen::Matrix2d::Identity() - tt));
+    d.topRightCorner<2, 1>() = mu / den * t;
+    d.bottomLeftCorner<1, 2>() = mut / den * t.transpose();
+    d(2, 2) = 1.0 / den;
+  }
+  return Vec3d(mu * gn * t.x(), mu * gn * t.y(), gn);
+}
+
+SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& v, std::vector<Vec3d>* gamma_out,
+                   std::vector<SapRegularisation>* reg_out) {
+  const int nb = int(pb.mass.size());
+  const int n = 6 * nb;
+  const double h = pb.h;
+  SapStats stats;
+
+  // Mass matrix blocks and their inverses; D = diag(M)^-1/2 scales the
+  // residual so linear and angular momenta compare (Castro et al. eq. 46).
+  std::vector<Mat3d> inv_inertia(static_cast<std::size_t>(nb));
+  Eigen::VectorXd D(n);
+  for (int b = 0; b < nb; ++b) {
+    inv_inertia[std::size_t(b)] = pb.inertia[std::size_t(b)].inverse();
+    D.segment<3>(6 * b).setConstant(1.0 / std::sqrt(pb.mass[std::size_t(b)]));
+    D.segment<3>(6 * b + 3) = pb.inertia[std::size_t(b)].diagonal().cwiseSqrt().cwiseInverse();
+  }
+  auto mul_M = [&](const Eigen::VectorXd& x) {
+    Eigen::VectorXd y(n);
+    for (int b = 0; b < nb; ++b) {
+      y.segment<3>(6 * b) = pb.mass[std::size_t(b)] * x.segment<3>(6 * b);
+      y.segment<3>(6 * b + 3) = pb.inertia[std::size_t(b)] * x.segment<3>(6 * b + 3);
+    }
+    return y;
+  };
+
+  // Contacts: Jacobian blocks, Delassus estimate w = tr(W_ii) / 3 and the
+  // regularisation.
+  std::vector<Row> rows(pb.contacts.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SapContact& c = pb.contacts[i];
+    Row& r = rows[i];
+    double trace = 0;
+    auto add_side = [&](int body, const Vec3d& arm, double sign) {
+      if (body < 0) return;
+      r.s[r.sides++] = side(body, c.frame, arm, sign);
+      const Mat3d S = skew(arm);
+      trace += 3.0 / pb.mass[std::size_t(body)] + (S * inv_inertia[std::size_t(body)] * S.transpose()).trace();
+    };
+    add_side(c.a, c.ra, 1.0);
+    add_side(c.b, c.rb, -1.0);
+    r.bias = c.bias;
+    r.mu = c.mu;
+    r.reg = sap_regularisation(c, trace / 3.0, h, prm);
+  }
+
+  // The Hessian's sparsity: the bodies' 6x6 diagonal blocks and a block for
+  // each pair of bodies in contact, fixed over the iterations.
+  std::vector<Eigen::Triplet<double>> trip;
+  trip.reserve(std::size_t(36 * nb) + rows.size() * 4 * 36);
+  Eigen::SparseMatrix<double> H(n, n);
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
+  bool analysed = false;
+
+  std::vector<Vec3d> gamma(rows.size());
+  std::vector<Mat3d> G(rows.size());
+  auto impulses = [&](const Eigen::VectorXd& vel, bool with_hessian) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      const Vec3d vc = contact_velocity(r, vel);
+      const Vec3d rinv(1.0 / r.reg.Rt, 1.0 / r.reg.Rt, 1.0 / r.reg.Rn);
+      const Vec3d y = rinv.cwiseProduct(Vec3d(0, 0, r.reg.vhat) - vc);
+      Mat3d dg;
+      gamma[i] = sap_project(y, r.mu, r.reg.Rt, r.reg.Rn, with_hessian ? &dg : nullptr);
+      if (with_hessian) G[i] = dg * rinv.asDiagonal();
+    }
+  };
+  // J^T gamma
+  auto generalised = [&]() {
+    Eigen::VectorXd j = Eigen::VectorXd::Zero(n);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (int k = 0; k < rows[i].sides; ++k)
+        j.segment<6>(6 * rows[i].s[k].body) += rows[i].s[k].J.transpose() * gamma[i];
+    return j;
+  };
+
+  v = pb.v_star;
+  Eigen::VectorXd dv(n);
+  for (int it = 0;; ++it) {
+    impulses(v, true);
+    const Eigen::VectorXd Mv = mul_M(v);
+    const Eigen::VectorXd j = generalised();
+    const Eigen::VectorXd grad = Mv - mul_M(pb.v_star) - j;
+    const double scale = std::max(D.cwiseProduct(Mv).norm(), D.cwiseProduct(j).norm());
+    const double res = D.cwiseProduct(grad).norm();
+    stats.residual = scale > 0 ? res / scale : res;
+    stats.iterations = it;
+    if (res <= prm.abs_tolerance + prm.rel_tolerance * scale) {
+      stats.converged = true;
+      break;
+    }
+    if (it >= prm.max_iterations) break;
+
+    // Newton direction: (M + sum J^T G J) dv = -grad.
+    trip.clear();
+    for (int b = 0; b < nb; ++b) {
+      for (int k = 0; k < 3; ++k) trip.emplace_back(6 * b + k, 6 * b + k, pb.mass[std::size_t(b)]);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) trip.emplace_back(6 * b + 3 + r, 6 * b + 3 + c, pb.inertia[std::size_t(b)](r, c));
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& row = rows[i];
+      for (int p = 0; p < row.sides; ++p)
+        for (int q = 0; q < row.sides; ++q) {
+          const Eigen::Matrix<double, 6, 6> blk = row.s[p].J.transpose() * G[i] * row.s[q].J;
+          for (int r = 0; r < 6; ++r)
+            for (int c = 0; c < 6; ++c) trip.emplace_back(6 * row.s[p].body + r, 6 * row.s[q].body + c, blk(r, c));
+        }
+    }
+    H.setFromTriplets(trip.begin(), trip.end());
+    if (!analysed) {
+      ldlt.analyzePattern(H);
+      analysed = true;
+    }
+    ldlt.factorize(H);
+    if (ldlt.info() != Eigen::Success) break;
+    dv = ldlt.solve(-grad);
+
+    // Exact line search: the cost along v + alpha dv is convex; its slope
+    // phi'(alpha) = dv^T M (v + alpha dv - v*) - sum gamma_i(alpha) . J_i dv
+    // rises from phi'(0) = grad . dv < 0. A full step is taken when the
+    // slope is still negative at alpha = 1, else its root is found by
+    // Newton's method kept inside a shrinking bracket.
+    const Eigen::VectorXd Mdv = mul_M(dv);
+    const double a0 = Mdv.dot(v - pb.v_star), a1 = Mdv.dot(dv);
+    std::vector<Vec3d> vc0(rows.size()), dvc(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      vc0[i] = contact_velocity(rows[i], v);
+      dvc[i] = contact_velocity(rows[i], dv) - rows[i].bias;
+    }
+    auto slope = [&](double alpha, double* curvature) {
+      double d = a0 + alpha * a1, dd = a1;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        const Vec3d rinv(1.0 / r.reg.Rt, 1.0 / r.reg.Rt, 1.0 / r.reg.Rn);
+        const Vec3d y = rinv.cwiseProduct(Vec3d(0, 0, r.reg.vhat) - vc0[i] - alpha * dvc[i]);
+        Mat3d dg;
+        const Vec3d g = sap_project(y, r.mu, r.reg.Rt, r.reg.Rn, &dg);
+        d -= g.dot(dvc[i]);
+        dd += dvc[i].dot(dg * rinv.asDiagonal() * dvc[i]);
+      }
+      if (curvature) *curvature = dd;
+      ++stats.line_search_steps;
+      return d;
+    };
+    const double s0 = grad.dot(dv);
+    double alpha = 1.0;
+    if (s0 < 0 && slope(1.0, nullptr) > 0) {
+      double lo = 0, hi = 1;
+      alpha = 1.0;
+      for (int k = 0; k < 100; ++k) {
+        double dd = 0;
+        const double s = slope(alpha, &dd);
+        if (std::abs(s) <= 1e-10 * std::abs(s0)) break;
+        if (s > 0) hi = alpha;
+        else lo = alpha;
+        double next = dd > 0 ? alpha - s / dd : 0.5 * (lo + hi);
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        alpha = next;
+        if (hi - lo < 1e-14) break;
+      }
+    }
+    v += alpha * dv;
+  }
+  impulses(v, false);
+  if (gamma_out) *gamma_out = gamma;
+  if (reg_out) {
+    reg_out->resize(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) (*reg_out)[i] = rows[i].reg;
+  }
+  return stats;
+}
+
+}  // namespace eddy

@@ -1,0 +1,233 @@
+// Rigid bodies: mass properties against closed-form values and meshes, the
+// torque-free rotation's conserved quantities (the Dzhanibekov flip), SAP's
+// cone projection against its closed form and its derivative against
+// finite differences, and the broad phase against all pairs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "eddy/core/error.h"
+#include "eddy/core/rigid/rigid.h"
+
+namespace eddy {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+// A closed surface of revolution about y from a profile of rings (y, radius),
+// bottom to top, capped by poles below the first ring and above the last.
+Mesh revolve(const std::vector<std::pair<double, double>>& rings, double y_bottom, double y_top, int segs) {
+  Mesh m;
+  m.points.push_back(vec3(0, float(y_bottom), 0));
+  for (const auto& [y, r] : rings)
+    for (int j = 0; j < segs; ++j) {
+      const double ph = 2 * kPi * j / segs;
+      m.points.push_back(vec3(float(r * std::cos(ph)), float(y), float(r * std::sin(ph))));
+    }
+  m.points.push_back(vec3(0, float(y_top), 0));
+  const int n = int(rings.size()), top = int(m.points.size()) - 1;
+  auto at = [&](int i, int j) { return 1 + i * segs + (j % segs); };
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({0, at(0, j), at(0, j + 1)});
+  for (int i = 0; i + 1 < n; ++i)
+    for (int j = 0; j < segs; ++j) m.quads.push_back({at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)});
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({top, at(n - 1, j + 1), at(n - 1, j)});
+  return m;
+}
+
+Mesh capsule_mesh(double r, double hh, int rings, int segs) {
+  std::vector<std::pair<double, double>> p;
+  for (int i = 1; i <= rings; ++i) {  // lower cap, up to the equator
+    const double th = 0.5 * kPi * i / rings;
+    p.emplace_back(-hh - r * std::cos(th), r * std::sin(th));
+  }
+  for (int i = 0; i < rings; ++i) {  // upper cap, from the equator
+    const double th = 0.5 * kPi * i / rings;
+    p.emplace_back(hh + r * std::sin(th), r * std::cos(th));
+  }
+  return revolve(p, -hh - r, hh + r, segs);
+}
+
+Mesh box_mesh(const Vec3d& lo, const Vec3d& hi) {
+  Mesh m;
+  for (int c = 0; c < 8; ++c)
+    m.points.push_back(vec3(float(c & 1 ? hi.x() : lo.x()), float(c & 2 ? hi.y() : lo.y()), float(c & 4 ? hi.z() : lo.z())));
+  // Faces wound counter-clockwise seen from outside.
+  const int f[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+  for (const auto& q : f) m.quads.push_back({q[0], q[1], q[2], q[3]});
+  return m;
+}
+
+void expect_mass_near(const MassProperties& a, const MassProperties& b, double rel) {
+  EXPECT_NEAR(a.mass, b.mass, rel * b.mass);
+  EXPECT_LT((a.com - b.com).norm(), rel * std::cbrt(b.mass / 1000.0));
+  EXPECT_LT((a.inertia - b.inertia).norm(), rel * b.inertia.norm()) << a.inertia << "\nvs\n" << b.inertia;
+}
+
+TEST(RigidMass, ABoxMeshHasTheBoxFormulasMassCentreAndInertia) {
+  const Vec3d lo(1.0, -2.0, 0.5), hi(2.0, 0.0, 3.5);  // edges 1 x 2 x 3, off the origin
+  BodyGeometry g;
+  g.half = 0.5 * (hi - lo);
+  MassProperties box = mass_properties(g, 700.0);
+  box.com = 0.5 * (lo + hi);
+  EXPECT_DOUBLE_EQ(box.mass, 700.0 * 6.0);
+  EXPECT_DOUBLE_EQ(box.inertia(0, 0), box.mass * (4.0 + 9.0) / 12.0);  // m (b^2 + c^2) / 12
+  expect_mass_near(mesh_mass_properties(box_mesh(lo, hi), 700.0), box, 1e-6);
+}
+
+TEST(RigidMass, SphereAndCapsuleFormulasMatchFineMeshes) {
+  BodyGeometry s;
+  s.shape = BodyShape::Sphere;
+  s.radius = 0.3;
+  EXPECT_NEAR(mass_properties(s, 1000).mass, 1000 * 4.0 / 3.0 * kPi * 0.027, 1e-9);
+  BodyGeometry c;
+  c.shape = BodyShape::Capsule;
+  c.radius = 0.2;
+  c.half_height = 0.5;
+  // A polygonal surface of 512 segments and 2 x 128 rings holds the volume
+  // to about (2 pi / 512)^2 / 3, 5e-5; allow 2e-4.
+  expect_mass_near(mesh_mass_properties(capsule_mesh(0.3, 0.0, 128, 512), 1000), mass_properties(s, 1000), 2e-4);
+  expect_mass_near(mesh_mass_properties(capsule_mesh(0.2, 0.5, 128, 512), 1000), mass_properties(c, 1000), 2e-4);
+}
+
+TEST(RigidMass, AnOpenOrInsideOutMeshIsRefused) {
+  Mesh m = box_mesh(Vec3d::Zero(), Vec3d::Ones());
+  for (auto& q : m.quads) std::swap(q[1], q[3]);
+  EXPECT_THROW(mesh_mass_properties(m, 1000), Error);
+  Bodies b;
+  BodyGeometry g;
+  g.half = Vec3d(0.1, 0.0, 0.1);
+  try {
+    b.add("crate", g, 500, Vec3d::Zero());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "body 'crate': its size must be positive");
+  }
+}
+
+// A torque-free box spun about its intermediate axis flips over and back
+// (the Dzhanibekov effect) while |L| and the energy stay put: the implicit
+// midpoint rule keeps both quadratic invariants.
+TEST(RigidMotion, TorqueFreeSpinAboutTheMiddleAxisFlipsAndConservesLAndEnergy) {
+  Bodies b;
+  BodyGeometry g;
+  g.half = Vec3d(0.4, 0.2, 0.05);  // I_x < I_y < I_z: y is the intermediate axis
+  b.add("nut", g, 1000, Vec3d(0, 1, 0), Quatd::Identity(), Vec3d::Zero(), Vec3d(0.02, 6.0, 0.02));
+  RigidParams p;
+  p.gravity = vec3(0.0f);
+  RigidSolver s(p);
+  s.load(b);
+  const Vec3d L0 = s.bodies().angular_momentum(0);
+  const double E0 = s.bodies().kinetic_energy(0);
+  double worst_L = 0, worst_E = 0;
+  int flips = 0;
+  double last = 1;
+  for (int k = 0; k < 10000; ++k) {  // 10 s at 1 ms
+    s.step(1e-3f, float(k * 1e-3));
+    const Bodies& c = s.bodies();
+    worst_L = std::max(worst_L, std::abs(c.angular_momentum(0).norm() - L0.norm()) / L0.norm());
+    worst_E = std::max(worst_E, std::abs(c.kinetic_energy(0) - E0) / E0);
+    const double wy = (c.q[0].conjugate() * c.w[0]).y();  // body axes
+    if (wy * last < 0) ++flips;
+    if (wy != 0) last = wy;
+  }
+  const Vec3d L1 = s.bodies().angular_momentum(0);
+  std::printf("Dzhanibekov: %d sign changes of w_y in 10 s; |L| drift %.2e, energy drift %.2e, L direction %.2e rad\n",
+              flips, worst_L, worst_E, std::acos(std::min(1.0, L0.normalized().dot(L1.normalized()))));
+  EXPECT_GE(flips, 2);
+  EXPECT_LT(worst_L, 1e-6);
+  EXPECT_LT(worst_E, 1e-4);
+}
+
+TEST(Sap, ProjectionMatchesTheWorkedExample) {
+  // mu = 0.5, R_t = 0.01, R_n = 1, y = (4, 1): sliding, mu~ = 0.005,
+  // gamma_n = (1 + 0.005 * 4) / (1 + 0.5 * 0.005), gamma_t = mu gamma_n.
+  const Vec3d g = sap_project(Vec3d(4, 0, 1), 0.5, 0.01, 1.0);
+  const double gn = 1.02 / 1.0025;
+  EXPECT_NEAR(g.z(), gn, 1e-14);
+  EXPECT_NEAR(g.x(), 0.5 * gn, 1e-14);
+  EXPECT_EQ(g.y(), 0.0);
+  // The R-norm projection leaves y - gamma R-orthogonal to gamma (Moreau).
+  const Vec3d R(0.01, 0.01, 1.0);
+  EXPECT_NEAR((Vec3d(4, 0, 1) - g).dot(R.cwiseProduct(g)), 0.0, 1e-14);
+  // Stiction and separation.
+  EXPECT_EQ(sap_project(Vec3d(0.3, -0.2, 1), 0.5, 0.01, 1.0), Vec3d(0.3, -0.2, 1));
+  EXPECT_EQ(sap_project(Vec3d(4, 0, -0.03), 0.5, 0.01, 1.0), Vec3d::Zero());
+}
+
+TEST(Sap, ProjectionDerivativeMatchesFiniteDifferences) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  int regions[3] = {0, 0, 0};
+  for (int k = 0; k < 400; ++k) {
+    // Cases drawn in turn: inside the cone, beyond its surface, in the
+    // polar cone, and just below the tip (sliding with y_n < 0).
+    const double mu = 0.1 + u(rng), Rt = 0.01 + 0.1 * u(rng), Rn = 0.5;
+    const double a = 2 * std::numbers::pi * u(rng);
+    const Eigen::Vector2d dir(std::cos(a), std::sin(a));
+    double yn = 0.2 + u(rng), t = 0;
+    switch (k % 4) {
+      case 0: t = 0.9 * u(rng) * mu * yn; break;
+      case 1: t = (1.1 + 3 * u(rng)) * mu * yn; break;
+      case 2: yn = -yn, t = 0.9 * u(rng) * -yn / (mu * Rt / Rn); break;
+      case 3: yn = -1e-3 * u(rng), t = 0.5 + u(rng); break;
+    }
+    const Vec3d y(t * dir.x(), t * dir.y(), yn);
+    Mat3d d;
+    const Vec3d g = sap_project(y, mu, Rt, Rn, &d);
+    regions[g.isZero() ? 2 : (g == y ? 0 : 1)]++;
+    const double e = 1e-6;
+    for (int c = 0; c < 3; ++c) {
+      Vec3d yp = y, ym = y;
+      yp[c] += e;
+      ym[c] -= e;
+      const Vec3d fd = (sap_project(yp, mu, Rt, Rn) - sap_project(ym, mu, Rt, Rn)) / (2 * e);
+      EXPECT_LT((fd - d.col(c)).norm(), 1e-6) << "y " << y.transpose() << " column " << c;
+    }
+    // G = dgamma/dy R^-1 is symmetric (the Hessian of a convex cost).
+    const Mat3d G = d * Vec3d(1 / Rt, 1 / Rt, 1 / Rn).asDiagonal();
+    EXPECT_LT((G - G.transpose()).norm(), 1e-9 * (1 + G.norm()));
+  }
+  EXPECT_EQ(regions[0], 100);
+  EXPECT_EQ(regions[1], 200);
+  EXPECT_EQ(regions[2], 100);
+}
+
+TEST(RigidContact, SweepAndPruneFindsExactlyTheOverlappingPairs) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0, 4), s(0.05, 0.4);
+  std::vector<BoundsD> b(300);
+  for (auto& x : b) {
+    const Vec3d c(u(rng), u(rng), u(rng)), e(s(rng), s(rng), s(rng));
+    x = {c - e, c + e};
+  }
+  std::vector<std::pair<int, int>> brute;
+  for (int i = 0; i < 300; ++i)
+    for (int j = i + 1; j < 300; ++j)
+      if ((b[i].lo.array() <= b[j].hi.array()).all() && (b[j].lo.array() <= b[i].hi.array()).all())
+        brute.emplace_back(i, j);
+  EXPECT_GT(brute.size(), 50u);
+  EXPECT_EQ(overlapping_pairs(b), brute);
+}
+
+TEST(RigidContact, ABoxRestingOnAnotherTouchesAtItsBottomCorners) {
+  Bodies b;
+  BodyGeometry g;
+  g.half = Vec3d(0.1, 0.1, 0.1);
+  b.add("lower", g, 500, Vec3d(0, 0.1, 0));
+  b.add("upper", g, 500, Vec3d(0.05, 0.299, 0));  // 1 mm into the lower box, shifted half a half-width
+  std::vector<BodyContact> c;
+  find_contacts(b, {}, 0.0, 1e-4, c);
+  ASSERT_FALSE(c.empty());
+  for (const auto& k : c) {
+    // Normals point from the other body into the one sampled, along y.
+    const Vec3d up = k.a == 1 ? Vec3d::UnitY() : Vec3d(-Vec3d::UnitY());
+    EXPECT_NEAR(k.n.dot(up), 1.0, 1e-12);
+    EXPECT_NEAR(k.phi, -0.001, 1e-9);
+    EXPECT_NEAR(k.p.y(), 0.1995, 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace eddy
