@@ -11,6 +11,7 @@
 // edge midpoints find crossing edges); capsule pairs add the closest points
 // of their axes. Colliders are met through their own signed distance
 // (collider_walls: a box container's three nearest walls).
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -39,8 +40,11 @@ BoundsD body_bounds(const Bodies& bodies, std::size_t i, double margin);
 std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds);
 
 // Signed distance of body i's shape at world point p, with the unit
-// outward normal (world).
-double body_distance(const Bodies& bodies, std::size_t i, const Vec3d& p, Vec3d* normal);
+// outward normal (world). Inside a box, `accept` (a test of a face normal
+// in the body's axes) may pass over a nearer face for a slightly deeper one
+// it accepts (contact.cpp says when).
+double body_distance(const Bodies& bodies, std::size_t i, const Vec3d& p, Vec3d* normal,
+                     const std::function<bool(const Vec3d&)>* accept = nullptr);
 
 // Every contact of the bodies with each other and with the colliders at
 // simulation time `time`, within `margin` (m) of touching.
