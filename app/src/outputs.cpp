@@ -8,6 +8,7 @@
 
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
+#include "eddy/graph/bodies_value.h"
 #include "eddy/graph/util.h"
 #include "eddy/graph/volumes_value.h"
 #include "eddy/surfacing/surfacing.h"
@@ -36,13 +37,15 @@ void Server::Impl::geometry(const httplib::Request& req, httplib::Response& res)
   const GeometryQuery q = geometry_query(req.params);
   const std::string& node = q.node;
   const std::vector<std::string>& attrs = q.attributes;
-  const Value v = value_of(node, q.output, q.frame);
+  Value v = value_of(node, q.output, q.frame);
+  // Bodies are drawn as their shapes' mesh.
+  if (v.type() == "bodies") v = Value::make(bodies_to_mesh(*v.as<Bodies>()));
   // The value's own arrays are streamed (kept alive by the provider), not copied.
   auto data = std::make_shared<Encoded>();
   if (v.type() == "points") *data = encode_points(*v.as<Points>(), attrs);
   else if (v.type() == "mesh") *data = encode_mesh(*v.as<Mesh>());
   else if (v.type() == "colliders") *data = encode_colliders(v.as<Colliders>()->shapes);
-  else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points, a mesh or colliders");
+  else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points, a mesh, colliders or bodies");
   res.set_content_provider(
       data->size(), "application/octet-stream",
       [data, v](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
@@ -88,6 +91,8 @@ void Server::Impl::export_files(const httplib::Request& req, httplib::Response& 
       write_ply_points(p.string(), *v.as<Points>(), {});
     } else if (v.type() == "mesh" && ext != ".vdb") {
       write_mesh(p.string(), *v.as<Mesh>());
+    } else if (v.type() == "bodies" && ext != ".vdb") {
+      write_mesh(p.string(), bodies_to_mesh(*v.as<Bodies>()));
     } else if (v.type() == "volumes" && ext == ".vdb") {
       write_vdb(p.string(), *v.as<Volumes>());
     } else {

@@ -2,7 +2,9 @@
 // torque-free rotation step.
 #include "eddy/core/rigid/bodies.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numbers>
 
 #include "eddy/core/error.h"
@@ -129,6 +131,67 @@ Vec3d Bodies::angular_momentum(std::size_t i) const { return inertia_world(i) * 
 
 double Bodies::kinetic_energy(std::size_t i) const {
   return 0.5 * mass[i] * v[i].squaredNorm() + 0.5 * w[i].dot(inertia_world(i) * w[i]);
+}
+
+namespace {
+
+// A closed surface of revolution about the body's y axis through the rings
+// (y, radius), bottom to top, with poles at y0 and y1, appended to m.
+void append_revolved(Mesh& m, const std::vector<std::pair<double, double>>& rings, double y0, double y1, int segs,
+                     const std::function<Vec3f(const Vec3d&)>& place) {
+  const int base = int(m.points.size());
+  m.points.push_back(place(Vec3d(0, y0, 0)));
+  for (const auto& [y, r] : rings)
+    for (int j = 0; j < segs; ++j) {
+      const double ph = 2 * kPi * j / segs;
+      m.points.push_back(place(Vec3d(r * std::cos(ph), y, r * std::sin(ph))));
+    }
+  m.points.push_back(place(Vec3d(0, y1, 0)));
+  const int n = int(rings.size()), top = int(m.points.size()) - 1;
+  auto at = [&](int i, int j) { return base + 1 + i * segs + (j % segs); };
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({base, at(0, j), at(0, j + 1)});
+  for (int i = 0; i + 1 < n; ++i)
+    for (int j = 0; j < segs; ++j) m.quads.push_back({at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)});
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({top, at(n - 1, j + 1), at(n - 1, j)});
+}
+
+}  // namespace
+
+Mesh bodies_to_mesh(const Bodies& b, int segments) {
+  const int segs = std::max(6, segments), rings = std::max(2, segs / 4);
+  Mesh m;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const BodyGeometry& g = b.geometry[i];
+    const Quatd q = b.q[i];
+    const Vec3d x = b.x[i];
+    const std::function<Vec3f(const Vec3d&)> place = [&](const Vec3d& p) {
+      const Vec3d w = x + q * p;
+      return vec3(float(w.x()), float(w.y()), float(w.z()));
+    };
+    if (g.shape == BodyShape::Box) {
+      const int base = int(m.points.size());
+      for (int c = 0; c < 8; ++c)
+        m.points.push_back(place(Vec3d(c & 1 ? g.half.x() : -g.half.x(), c & 2 ? g.half.y() : -g.half.y(),
+                                       c & 4 ? g.half.z() : -g.half.z())));
+      // Counter-clockwise seen from outside.
+      const int f[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+      for (const auto& k : f) m.quads.push_back({base + k[0], base + k[1], base + k[2], base + k[3]});
+      continue;
+    }
+    // Sphere and capsule: two caps of `rings` rings each around the axis segment.
+    const double r = g.radius, hh = g.shape == BodyShape::Capsule ? g.half_height : 0.0;
+    std::vector<std::pair<double, double>> p;
+    for (int k = 1; k <= rings; ++k) {
+      const double th = 0.5 * kPi * k / rings;
+      p.emplace_back(-hh - r * std::cos(th), r * std::sin(th));
+    }
+    for (int k = hh > 0 ? 0 : 1; k < rings; ++k) {
+      const double th = 0.5 * kPi * k / rings;
+      p.emplace_back(hh + r * std::sin(th), r * std::cos(th));
+    }
+    append_revolved(m, p, -hh - r, hh + r, segs, place);
+  }
+  return m;
 }
 
 Vec3d free_rotation_step(const Vec3d& I, const Vec3d& w0, double h, Vec3d* mid) {

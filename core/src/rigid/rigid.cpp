@@ -153,7 +153,8 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   s.nonfinite = bad;
 }
 
-RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame) {
+RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame,
+                                    const std::function<void(int, int)>& progress) {
   FrameStepper steps(frame_dt, solver.params().time_step);
   StepChecks checks;
   checks.nonfinite_what = "pose or velocity";
@@ -162,12 +163,13 @@ RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double fra
   checks.max_cfl = 1000.0f;
   RigidFrameStats f;
   f.steps = advance_frame_steps(solver, steps, time, frame, checks,
-                                [&](int, double, const RigidStepStats& s, float) {
+                                [&](int step, double, const RigidStepStats& s, float) {
                                   f.max_contacts = std::max(f.max_contacts, s.contacts);
                                   f.max_iterations = std::max(f.max_iterations, s.iterations);
                                   f.unconverged += s.converged ? 0 : 1;
                                   f.penetration = std::max(f.penetration, s.penetration);
                                   f.max_speed = std::max(f.max_speed, s.max_speed);
+                                  if (progress) progress(step, steps.equal_steps());
                                 });
   return f;
 }

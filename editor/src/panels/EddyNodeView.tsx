@@ -10,6 +10,7 @@ const SOCKET_COLORS: Record<string, string> = {
   colliders: "#ffb74d",
   volumes: "#ba68c8",
   mesh: "#81c784",
+  bodies: "#e57373",
 };
 const socketColor = (t: string) => SOCKET_COLORS[t] ?? "#bbbbbb";
 

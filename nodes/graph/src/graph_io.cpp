@@ -129,7 +129,7 @@ ParamValue param_from_json(const ParamSpec& p, const json& j, const std::string&
     case ParamType::Vec3: {
       if (!j.is_array() || j.size() != 3 || !j[0].is_number() || !j[1].is_number() || !j[2].is_number())
         return fail(expectation(p, "a vector [x, y, z] of numbers"));
-      Vec3d v{j[0].get<double>(), j[1].get<double>(), j[2].get<double>()};
+      Vec3Value v{j[0].get<double>(), j[1].get<double>(), j[2].get<double>()};
       for (double c : v)
         if (!in_range(p, c)) return fail(expectation(p, "a vector [x, y, z] with components"));
       return v;
@@ -159,7 +159,7 @@ json param_to_json(const ParamValue& v) {
     json operator()(bool b) const { return b; }
     json operator()(int64_t i) const { return i; }
     json operator()(double d) const { return d; }
-    json operator()(const Vec3d& a) const { return json::array({a[0], a[1], a[2]}); }
+    json operator()(const Vec3Value& a) const { return json::array({a[0], a[1], a[2]}); }
     json operator()(const std::string& s) const { return s; }
   };
   return std::visit(V{}, v);

@@ -31,9 +31,9 @@ int64_t CookContext::param_int(std::string_view n) const {
 double CookContext::param_float(std::string_view n) const {
   return param_as<double>(*params_, n, where(), "a number");
 }
-Vec3d CookContext::param_vec3(std::string_view n) const { return param_as<Vec3d>(*params_, n, where(), "a vector"); }
+Vec3Value CookContext::param_vec3(std::string_view n) const { return param_as<Vec3Value>(*params_, n, where(), "a vector"); }
 Vec3f CookContext::param_vec3f(std::string_view n) const {
-  const Vec3d v = param_vec3(n);
+  const Vec3Value v = param_vec3(n);
   return vec3(float(v[0]), float(v[1]), float(v[2]));
 }
 const std::string& CookContext::param_string(std::string_view n) const {

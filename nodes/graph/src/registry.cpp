@@ -20,7 +20,7 @@ bool type_matches(ParamType t, const ParamValue& v) {
     case ParamType::Bool: return std::holds_alternative<bool>(v);
     case ParamType::Int: return std::holds_alternative<int64_t>(v);
     case ParamType::Float: return std::holds_alternative<double>(v);
-    case ParamType::Vec3: return std::holds_alternative<Vec3d>(v);
+    case ParamType::Vec3: return std::holds_alternative<Vec3Value>(v);
     case ParamType::String:
     case ParamType::Path:
     case ParamType::Enum: return std::holds_alternative<std::string>(v);

@@ -34,7 +34,7 @@ std::string to_display(const ParamValue& v) {
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(int64_t i) const { return std::to_string(i); }
     std::string operator()(double d) const { return num(d); }
-    std::string operator()(const Vec3d& a) const { return "[" + num(a[0]) + ", " + num(a[1]) + ", " + num(a[2]) + "]"; }
+    std::string operator()(const Vec3Value& a) const { return "[" + num(a[0]) + ", " + num(a[1]) + ", " + num(a[2]) + "]"; }
     std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
   };
   return std::visit(V{}, v);
@@ -83,7 +83,7 @@ NodeSpec& NodeSpec::param_float(std::string n, double def, std::optional<double>
   params.push_back({std::move(n), ParamType::Float, def, lo, hi, std::move(unit), std::move(d), {}});
   return *this;
 }
-NodeSpec& NodeSpec::param_vec3(std::string n, Vec3d def, std::optional<double> lo, std::optional<double> hi,
+NodeSpec& NodeSpec::param_vec3(std::string n, Vec3Value def, std::optional<double> lo, std::optional<double> hi,
                                std::string unit, std::string d) {
   params.push_back({std::move(n), ParamType::Vec3, def, lo, hi, std::move(unit), std::move(d), {}});
   return *this;

@@ -16,12 +16,12 @@ constexpr double kBytesPerParticle = 512.0;
 
 struct Lattice {
   int64_t nx, ny, nz;
-  Vec3d origin;  // first particle
+  Vec3Value origin;  // first particle
   double spacing;
   double count() const { return double(nx) * double(ny) * double(nz); }
 };
 
-Lattice lattice(const Vec3d& center, const Vec3d& size, double radius) {
+Lattice lattice(const Vec3Value& center, const Vec3Value& size, double radius) {
   Lattice l;
   l.spacing = 2.0 * radius;
   int64_t* n[3] = {&l.nx, &l.ny, &l.nz};
@@ -35,7 +35,7 @@ Lattice lattice(const Vec3d& center, const Vec3d& size, double radius) {
   return l;
 }
 
-void check_count(const Lattice& l, const std::string& where, const Vec3d& size, double radius) {
+void check_count(const Lattice& l, const std::string& where, const Vec3Value& size, double radius) {
   const double count = l.count();
   const double need = count * kBytesPerParticle, have = physical_memory_bytes();
   if (count > 2.0e9 || need > have) {
@@ -61,7 +61,7 @@ double uniform(uint64_t seed, uint64_t i, int axis) {  // [-0.5, 0.5)
 class FluidBoxNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
-    const Vec3d center = ctx.param_vec3("center"), size = ctx.param_vec3("size");
+    const Vec3Value center = ctx.param_vec3("center"), size = ctx.param_vec3("size");
     const double r = ctx.param_float("particle_radius");
     const double jitter = ctx.param_float("jitter");
     const uint64_t seed = static_cast<uint64_t>(ctx.param_int("seed"));
@@ -84,7 +84,7 @@ class FluidBoxNode final : public Node {
     for (int64_t z = 0; z < l.nz; ++z)
       for (int64_t y = 0; y < l.ny; ++y)
         for (int64_t x = 0; x < l.nx; ++x, ++i) {
-          Vec3d p{l.origin[0] + x * l.spacing, l.origin[1] + y * l.spacing, l.origin[2] + z * l.spacing};
+          Vec3Value p{l.origin[0] + x * l.spacing, l.origin[1] + y * l.spacing, l.origin[2] + z * l.spacing};
           if (jitter > 0)
             for (int a = 0; a < 3; ++a) p[a] += jitter * l.spacing * uniform(seed, i, a);
           P[i] = vec3(float(p[0]), float(p[1]), float(p[2]));
@@ -127,7 +127,7 @@ void register_emitters(Registry& r) {
       .param_int("seed", 0, 0, {}, "", "Seed of the jitter.")
       .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of every particle.");
   s.check = [](const ParamSet& p, const CheckContext& c) {
-    const Vec3d center = std::get<Vec3d>(p.at("center")), size = std::get<Vec3d>(p.at("size"));
+    const Vec3Value center = std::get<Vec3Value>(p.at("center")), size = std::get<Vec3Value>(p.at("size"));
     const double r = std::get<double>(p.at("particle_radius"));
     check_count(lattice(center, size, r), c.where, size, r);
   };

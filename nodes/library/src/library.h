@@ -11,6 +11,7 @@
 #include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
+#include "eddy/graph/bodies_value.h"
 #include "eddy/graph/volumes_value.h"
 
 namespace eddy::library {
@@ -104,6 +105,23 @@ std::unique_ptr<Solver> make_on_device(const CookContext& ctx, const Params& p,
   return ctx.param_string("device") == "cuda" ? cuda(p) : cpu(p, ctx.threads());
 }
 
+// How a solver node's state enters and leaves it: the socket it comes out
+// of (and, for particles, goes into) and where a frame starts from.
+template <class State>
+struct SolverState;
+template <>
+struct SolverState<Points> {
+  static constexpr const char* socket = "particles";
+  static std::shared_ptr<const Points> start(const CookContext& ctx) { return solver_start(ctx); }
+};
+template <>
+struct SolverState<Bodies> {
+  static constexpr const char* socket = "bodies";
+  // Its own output at frame - 1, or at the start frame every body linked
+  // into the `bodies` input (rigid_nodes.cpp).
+  static std::shared_ptr<const Bodies> start(const CookContext& ctx);
+};
+
 // The skeleton of every stateful solver node: restart or resume, advance one
 // frame, report, store. Frame f continues from the node's own output at
 // f - 1. The solver object (scratch arrays, grids) is kept between frames,
@@ -112,12 +130,12 @@ std::unique_ptr<Solver> make_on_device(const CookContext& ctx, const Params& p,
 // when a frame fails or is cancelled (its state would be mid-step). A solver
 // node supplies make_solver and advance, and load or store where it does
 // more than the solver's own.
-template <class Solver>
+template <class Solver, class State = Points>
 class SolverNode : public Node {
  public:
   void cook(CookContext& ctx) final {
     try {
-      const std::shared_ptr<const Points> from = solver_start(ctx);
+      const std::shared_ptr<const State> from = SolverState<State>::start(ctx);
       const std::vector<Collider> colliders = input_colliders(ctx);
       if (must_restart(ctx, from)) {
         solver_ = make_solver(ctx);
@@ -127,10 +145,10 @@ class SolverNode : public Node {
         solver_->set_colliders(colliders);
       }
       if (ctx.previous()) advance(ctx, (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps(), 1.0 / ctx.fps());
-      auto out = std::make_shared<Points>();
+      auto out = std::make_shared<State>();
       store(ctx, *out);
       last_ = out;
-      ctx.output_shared<Points>("particles", out);
+      ctx.output_shared<State>(SolverState<State>::socket, out);
     } catch (...) {
       solver_.reset();
       last_.reset();
@@ -141,31 +159,31 @@ class SolverNode : public Node {
  protected:
   // A new solver for the node's parameters.
   virtual std::unique_ptr<Solver> make_solver(const CookContext& ctx) = 0;
-  // Takes the particles as the solver's state (at the start frame, or to resume).
-  virtual void load(CookContext&, const Points& from) {
+  // Takes the particles (or bodies) as the solver's state (at the start frame, or to resume).
+  virtual void load(CookContext&, const State& from) {
     if constexpr (requires(Solver& s) { s.load(from); }) solver_->load(from);
-    else throw Error("SolverNode: a solver whose load() takes more than the particles needs its node's load()");
+    else throw Error("SolverNode: a solver whose load() takes more than its state needs its node's load()");
   }
   // One frame of frame_dt seconds from simulation time t0, reported through ctx.
   virtual void advance(CookContext& ctx, double t0, double frame_dt) = 0;
-  // The frame's output particles.
-  virtual void store(const CookContext&, Points& out) const {
+  // The frame's output particles (or bodies).
+  virtual void store(const CookContext&, State& out) const {
     if constexpr (requires(const Solver& s) { s.store(out); }) solver_->store(out);
-    else throw Error("SolverNode: a solver whose store() takes more than the points needs its node's store()");
+    else throw Error("SolverNode: a solver whose store() takes more than its state needs its node's store()");
   }
 
   std::unique_ptr<Solver> solver_;
 
  private:
   // True when the solver must be made anew to continue from `from`.
-  bool must_restart(const CookContext& ctx, const std::shared_ptr<const Points>& from) {
+  bool must_restart(const CookContext& ctx, const std::shared_ptr<const State>& from) {
     const uint64_t sig = params_signature(ctx);
     const bool fresh = !solver_ || sig != params_sig_ || from != last_;
     params_sig_ = sig;
     return fresh;
   }
 
-  std::shared_ptr<const Points> last_;
+  std::shared_ptr<const State> last_;
   uint64_t params_sig_ = 0;
 };
 
@@ -178,5 +196,6 @@ void register_points(Registry& r);
 void register_io(Registry& r);
 void register_surfacing(Registry& r);
 void register_files(Registry& r);
+void register_rigid(Registry& r);
 
 }  // namespace eddy::library

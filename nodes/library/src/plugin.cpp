@@ -14,4 +14,5 @@ extern "C" __attribute__((visibility("default"))) void eddy_register_nodes(eddy:
   eddy::library::register_io(r);
   eddy::library::register_surfacing(r);
   eddy::library::register_files(r);
+  eddy::library::register_rigid(r);
 }

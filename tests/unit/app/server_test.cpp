@@ -453,6 +453,23 @@ TEST_F(ServerTest, ACookIsCancelledMidway) {
   EXPECT_FALSE(again.wait().back()["cancelled"].get<bool>());
 }
 
+TEST_F(ServerTest, BodiesAreDrawnAsTheirShapesMesh) {
+  const std::string graph = small_graph(0.05, 5, R"(,
+    {"id": "crate", "type": "RigidBody", "params": {"size": [0.2, 0.2, 0.2]}},
+    {"id": "sim", "type": "RigidBodySolver"})",
+                                        R"(,
+    {"from": "crate.bodies", "to": "sim.bodies"})");
+  auto c = client();
+  ASSERT_EQ(c.Put("/api/graph", graph, "application/json")->status, 200);
+  const auto r = c.Get("/api/geometry?node=sim&frame=1&attributes=v");
+  ASSERT_EQ(r->status, 200) << r->body;
+  uint32_t head[6];
+  std::memcpy(head, r->body.data(), sizeof head);
+  EXPECT_EQ(head[2], 2u);   // a mesh
+  EXPECT_EQ(head[3], 8u);   // a box's corners
+  EXPECT_EQ(head[4], 12u);  // its six quads as triangles
+}
+
 TEST_F(ServerTest, AFailingNodeIsAnErrorEventAndTheServerLivesOn) {
   const std::string graph = small_graph(0.05, 5, R"(,
     {"id": "mesh", "type": "ReadMesh", "params": {"path": "missing/lemon.obj"}})");

@@ -86,6 +86,11 @@ struct Bodies {
   double kinetic_energy(std::size_t i) const;
 };
 
+// The bodies' shapes as one closed mesh in world space, wound outward:
+// boxes as six quads, spheres and capsules as surfaces of revolution with
+// `segments` around their axis (at least 6).
+Mesh bodies_to_mesh(const Bodies& bodies, int segments = 24);
+
 // Torque-free rotation over one step h in body axes, by the implicit
 // midpoint rule on Euler's equation I0 dw/dt + w x (I0 w) = 0: it keeps
 // both quadratic invariants, |I0 w| (= |L|) and w . I0 w (= 2 E), to

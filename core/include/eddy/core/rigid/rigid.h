@@ -11,6 +11,7 @@
 //
 // Positions move with the step's end velocities (symplectic Euler, as SAP's
 // compliant contact assumes: penetration is predicted at the step's end).
+#include <functional>
 #include <vector>
 
 #include "eddy/core/param_table.h"
@@ -58,6 +59,7 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   // Takes the bodies as the state.
   void load(const Bodies& bodies);
   const Bodies& bodies() const { return bodies_; }
+  void store(Bodies& out) const { out = bodies_; }
   void set_colliders(const std::vector<Collider>& colliders) override { colliders_ = colliders; }
   std::size_t size() const override { return bodies_.size(); }
   std::size_t memory_bytes() const override;
@@ -95,8 +97,10 @@ struct RigidFrameStats {
 };
 
 // Advances one frame of frame_dt seconds from simulation time `time` in
-// equal steps of at most time_step. Throws eddy::Error naming `frame` when
-// a body's state turns non-finite.
-RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame);
+// equal steps of at most time_step, calling progress(step, steps) after
+// each. Throws eddy::Error naming `frame` when a body's state turns
+// non-finite.
+RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame,
+                                    const std::function<void(int step, int steps)>& progress = {});
 
 }  // namespace eddy

@@ -35,7 +35,7 @@ class CookContext {
   bool param_bool(std::string_view name) const;
   int64_t param_int(std::string_view name) const;
   double param_float(std::string_view name) const;
-  Vec3d param_vec3(std::string_view name) const;
+  Vec3Value param_vec3(std::string_view name) const;
   Vec3f param_vec3f(std::string_view name) const;
   const std::string& param_string(std::string_view name) const;  // String, Path and Enum
   int param_enum(std::string_view name) const;                   // index into the spec's items

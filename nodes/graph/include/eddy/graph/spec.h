@@ -23,8 +23,9 @@ class Node;
 enum class ParamType { Bool, Int, Float, Vec3, String, Enum, Path };
 const char* to_string(ParamType t);
 
-using Vec3d = std::array<double, 3>;
-using ParamValue = std::variant<bool, int64_t, double, Vec3d, std::string>;
+// A vector parameter's value (x, y, z).
+using Vec3Value = std::array<double, 3>;
+using ParamValue = std::variant<bool, int64_t, double, Vec3Value, std::string>;
 // A parameter value as it would be written in a graph file ("4", "[0, 1, 0]", "\"cpu\"").
 std::string to_display(const ParamValue& v);
 
@@ -94,7 +95,7 @@ struct NodeSpec {
                       std::string unit, std::string doc);
   NodeSpec& param_float(std::string name, double def, std::optional<double> min, std::optional<double> max,
                         std::string unit, std::string doc);
-  NodeSpec& param_vec3(std::string name, Vec3d def, std::optional<double> min, std::optional<double> max,
+  NodeSpec& param_vec3(std::string name, Vec3Value def, std::optional<double> min, std::optional<double> max,
                        std::string unit, std::string doc);
   NodeSpec& param_string(std::string name, std::string def, std::string doc);
   NodeSpec& param_path(std::string name, std::string def, std::string doc);

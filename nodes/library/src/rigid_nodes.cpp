@@ -1,0 +1,166 @@
+// Rigid-body nodes: RigidBody makes one body, RigidBodySolver steps them in
+// frictional contact (SAP, core/rigid), WriteBodies writes their poses per
+// frame, BodiesToMesh turns them into a mesh to surface, write or view.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "eddy/core/io.h"
+#include "eddy/core/rigid/rigid.h"
+#include "eddy/graph/node.h"
+#include "library.h"
+
+namespace eddy::library {
+
+std::shared_ptr<const Bodies> SolverState<Bodies>::start(const CookContext& ctx) {
+  if (const Outputs* prev = ctx.previous()) return prev->at("bodies").as<Bodies>();
+  if (ctx.input_count("bodies") == 1) return ctx.input<Bodies>("bodies");
+  auto all = std::make_shared<Bodies>();
+  for (std::size_t k = 0; k < ctx.input_count("bodies"); ++k) all->append(*ctx.input<Bodies>("bodies", k));
+  return all;
+}
+
+namespace {
+
+Vec3d vec3d(const Vec3f& v) { return Vec3d(v.x, v.y, v.z); }
+
+// Rotation X, then Y, then Z (degrees), as the colliders' `rotate`.
+Quatd euler_xyz_degrees(const Vec3f& deg) {
+  const double k = 3.14159265358979323846 / 180.0;
+  return Quatd(Eigen::AngleAxisd(deg.z * k, Vec3d::UnitZ()) * Eigen::AngleAxisd(deg.y * k, Vec3d::UnitY()) *
+               Eigen::AngleAxisd(deg.x * k, Vec3d::UnitX()));
+}
+
+class RigidBodyNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    BodyGeometry g;
+    g.shape = enum_param(ctx, "shape", kBodyShapeNames);
+    g.half = 0.5 * vec3d(ctx.param_vec3f("size"));
+    g.radius = ctx.param_float("radius");
+    g.half_height = 0.5 * ctx.param_float("height");
+    std::string name = ctx.param_string("name");
+    if (name.empty()) name = ctx.node_id();
+    Bodies b;
+    b.add(name, g, ctx.param_float("density"), vec3d(ctx.param_vec3f("position")),
+          euler_xyz_degrees(ctx.param_vec3f("rotation")), vec3d(ctx.param_vec3f("velocity")),
+          vec3d(ctx.param_vec3f("angular_velocity")), ctx.param_float("friction"));
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: %.4g kg, inertia %.4g %.4g %.4g kg m^2", name.c_str(), b.mass[0],
+                  b.inertia[0].x(), b.inertia[0].y(), b.inertia[0].z());
+    ctx.info(buf);
+    ctx.output("bodies", std::move(b));
+  }
+};
+
+class RigidSolverNode final : public SolverNode<RigidSolver, Bodies> {
+  std::unique_ptr<RigidSolver> make_solver(const CookContext& ctx) override {
+    RigidParams p;
+    read_table_params(ctx, rigid_param_table(), p);
+    return std::make_unique<RigidSolver>(p);
+  }
+
+  void advance(CookContext& ctx, double t0, double frame_dt) override {
+    const RigidFrameStats st = rigid_advance_frame(*solver_, t0, frame_dt, ctx.frame(), [&](int s, int n) {
+      if (s % 16 == 0 || s == n) step_progress(ctx, double(s) / n, "stepping bodies");
+    });
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%zu bodies, %d steps, up to %d contacts, SAP at most %d iterations (%d steps short of its "
+                  "tolerance), deepest penetration %.3g mm, max speed %.3f m/s",
+                  solver_->size(), st.steps, st.max_contacts, st.max_iterations, st.unconverged, 1e3 * st.penetration,
+                  st.max_speed);
+    ctx.info(buf);
+  }
+};
+
+nlohmann::json triple(const Vec3d& v) { return {v.x(), v.y(), v.z()}; }
+
+class WriteBodiesNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto b = ctx.input<Bodies>("bodies");
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t i = 0; i < b->size(); ++i) {
+      const Quatd& q = b->q[i];
+      list.push_back({{"name", b->name[i]},
+                      {"shape", enum_name(kBodyShapeNames, b->geometry[i].shape)},
+                      {"position", triple(b->x[i])},
+                      {"orientation", {q.w(), q.x(), q.y(), q.z()}},
+                      {"velocity", triple(b->v[i])},
+                      {"angular_velocity", triple(b->w[i])}});
+    }
+    const nlohmann::json doc = {{"frame", ctx.frame()}, {"time", ctx.time()}, {"bodies", list}};
+    const std::string path = ctx.output_path(ctx.param_string("path"));
+    write_file_atomic(path, doc.dump(1) + "\n");
+    ctx.info("wrote " + path);
+    ctx.output_shared("bodies", b);
+  }
+};
+
+class BodiesToMeshNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto b = ctx.input<Bodies>("bodies");
+    Mesh m = bodies_to_mesh(*b, int(ctx.param_int("segments")));
+    ctx.info(std::to_string(b->size()) + " bodies, " + std::to_string(m.face_count()) + " faces");
+    ctx.output("mesh", std::move(m));
+  }
+};
+
+}  // namespace
+
+void register_rigid(Registry& r) {
+  {
+    NodeSpec s("RigidBody", "Bodies",
+               "One rigid body of uniform density: a box, sphere or capsule, its mass and inertia computed from the "
+               "shape, placed and set moving. Link any number into RigidBodySolver.");
+    s.output("bodies", "bodies", "The body.")
+        .param_string("name", "", "The body's name in WriteBodies' files (empty: the node id).")
+        .param_enum("shape", kBodyShapeNames, BodyShape::Box, "The shape.")
+        .param_vec3("size", {0.2, 0.2, 0.2}, 0.0, {}, "m", "Box: edge lengths along its local x, y, z.")
+        .param_float("radius", 0.1, 0.0, {}, "m", "Sphere and capsule: radius.")
+        .param_float("height", 0.2, 0.0, {}, "m", "Capsule: length of its axis (local y) between the caps' centres.")
+        .param_float("density", 500.0, 1e-3, 1e6, "kg/m^3", "Density (water: 1000; a body of 500 floats half out).")
+        .param_vec3("position", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of mass at the start frame.")
+        .param_vec3("rotation", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation, X then Y then Z.")
+        .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of the centre of mass.")
+        .param_vec3("angular_velocity", {0.0, 0.0, 0.0}, {}, {}, "rad/s", "Initial angular velocity (world axes).")
+        .param_float("friction", 0.5, 0.0, 10.0, "",
+                     "Coulomb coefficient of the body's surface; a contact's is the mean of its two surfaces'.");
+    r.add(std::move(s.make<RigidBodyNode>()));
+  }
+  {
+    NodeSpec s("RigidBodySolver", "Solvers",
+               "Rigid bodies falling, tumbling and stacking under gravity in frictional contact with each other and "
+               "with the colliders: each step solves one convex problem over the bodies' velocities (SAP, Castro et "
+               "al. 2022, as in Drake) with compliant contact and regularised Coulomb friction. At the start frame "
+               "it outputs the input bodies; frame f continues from frame f - 1. Reports per frame the steps, "
+               "contacts, solver iterations and the deepest penetration.");
+    s.stateful = true;
+    s.input("bodies", "bodies", "The bodies (read at the start frame; any number of links).", false, true)
+        .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
+        .output("bodies", "bodies", "The bodies at this frame.");
+    table_params(s, rigid_param_table());
+    r.add(std::move(s.make<RigidSolverNode>()));
+  }
+  {
+    NodeSpec s("WriteBodies", "Output",
+               "Writes the bodies of each frame as a JSON file: a top-level `bodies` list with each body's name, "
+               "shape, position, orientation [w, x, y, z], velocity and angular_velocity (world axes, SI units). "
+               "Passes its input through.");
+    s.input("bodies", "bodies", "Bodies to write.").output("bodies", "bodies", "The input, unchanged.");
+    output_path_param(s, "$OS/bodies.$F4.json",
+                      "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.", {".json"});
+    r.add(std::move(s.make<WriteBodiesNode>()));
+  }
+  {
+    NodeSpec s("BodiesToMesh", "Bodies",
+               "The bodies' shapes in world space as one closed mesh, to surface, write or view.");
+    s.input("bodies", "bodies", "Bodies.")
+        .output("mesh", "mesh", "Boxes as six quads, spheres and capsules as surfaces of revolution.")
+        .param_int("segments", 24, 6, 256, "", "Sphere and capsule: faces around the axis.");
+    r.add(std::move(s.make<BodiesToMeshNode>()));
+  }
+}
+
+}  // namespace eddy::library

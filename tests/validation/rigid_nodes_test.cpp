@@ -1,0 +1,92 @@
+// The rigid-body nodes cooked through the engine as `eddy run` would: a
+// tumbling crate and a ball dropped on a floor come to rest on it, their
+// mesh touches the floor, and WriteBodies' files hold their poses.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "eddy/core/rigid/bodies.h"
+#include "eddy/graph/bodies_value.h"
+#include "../temp_dir.h"
+#include "validation.h"
+
+namespace eddy::validation {
+namespace {
+
+std::string drop_scene(const std::string& out_dir) {
+  return R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 36], "fps": 24,
+    "nodes": [
+      {"id": "floor", "type": "ColliderPlane", "params": {"friction": 0.6}},
+      {"id": "crate", "type": "RigidBody", "params": {"size": [0.3, 0.2, 0.25], "density": 600,
+        "position": [0, 0.6, 0], "rotation": [20, 10, 35], "angular_velocity": [2, -1, 3]}},
+      {"id": "ball", "type": "RigidBody", "params": {"name": "ball", "shape": "sphere", "radius": 0.08,
+        "position": [0.6, 0.4, 0]}},
+      {"id": "sim", "type": "RigidBodySolver"},
+      {"id": "shapes", "type": "BodiesToMesh"},
+      {"id": "write", "type": "WriteBodies", "params": {"path": ")" +
+         out_dir + R"(/bodies.$F4.json"}}
+    ],
+    "links": [
+      {"from": "crate.bodies", "to": "sim.bodies"},
+      {"from": "ball.bodies", "to": "sim.bodies"},
+      {"from": "floor.colliders", "to": "sim.colliders"},
+      {"from": "sim.bodies", "to": "shapes.bodies"},
+      {"from": "sim.bodies", "to": "write.bodies"}
+    ]})";
+}
+
+TEST(RigidNodes, ACrateAndABallDroppedOnAFloorComeToRestOnIt) {
+  const auto dir = test::fresh_test_dir("eddy_rigid_");
+  const Graph g = parse_graph(drop_scene(dir.string()), builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  Reports reports;
+  e.set_observer(&reports);
+  const auto bodies = e.cook("sim", 36)->at("bodies").as<Bodies>();  // 1.5 s
+  ASSERT_EQ(bodies->size(), 2u);
+  EXPECT_EQ(bodies->name[0], "crate");  // the node id when no name is given
+  EXPECT_EQ(bodies->name[1], "ball");
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_LT(bodies->v[i].norm(), 0.05) << bodies->name[i] << " still moving";
+  // Resting on the floor: the ball's centre a radius up (to the contact's
+  // compliance, well under a millimetre), the crate's lowest corner on it.
+  EXPECT_NEAR(bodies->x[1].y(), 0.08, 1e-3);
+  const auto mesh = e.cook("shapes", 36)->at("mesh").as<Mesh>();
+  float lowest = 1e30f;
+  for (std::size_t k = 0; k < 8; ++k) lowest = std::min(lowest, mesh->points[k].y);  // the crate's corners
+  EXPECT_NEAR(lowest, 0.0, 1e-3);
+  // A box at rest lies on a face: its centre is at one of its half extents.
+  const double y = bodies->x[0].y();
+  EXPECT_TRUE(std::abs(y - 0.15) < 2e-3 || std::abs(y - 0.1) < 2e-3 || std::abs(y - 0.125) < 2e-3) << y;
+  // WriteBodies wrote frame 36's poses.
+  e.cook("write", 36);
+  std::ifstream f(dir / "bodies.0036.json");
+  ASSERT_TRUE(f.good());
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j.at("bodies").size(), 2u);
+  EXPECT_EQ(j["bodies"][1]["name"], "ball");
+  EXPECT_NEAR(j["bodies"][1]["position"][1].get<double>(), bodies->x[1].y(), 1e-12);
+  EXPECT_EQ(j["bodies"][0]["orientation"].size(), 4u);
+  std::string report;
+  for (const auto& l : reports.lines)
+    if (l.rfind("sim frame 36: ", 0) == 0) report = l;
+  std::printf("%s\n", report.c_str());
+  EXPECT_NE(report.find("2 bodies, 42 steps"), std::string::npos);
+}
+
+TEST(RigidNodes, ABodyWithoutSizeIsNamedInTheError) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 1], "fps": 24,
+    "nodes": [{"id": "flat", "type": "RigidBody", "params": {"size": [0.3, 0, 0.25]}}], "links": []})",
+                              builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  try {
+    e.cook("flat", 1);
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("node 'flat' (RigidBody), frame 1: body 'flat': its size must be positive"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace eddy::validation
