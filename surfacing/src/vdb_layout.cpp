@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "eddy/core/error.h"
 
@@ -58,6 +60,12 @@ class LayoutReader {
     pos_ += s.size();
     skip(n - s.size(), what);
     return s;
+  }
+  // n bytes the caller has checked with need().
+  void read(void* out, uint64_t n) {
+    in_.read(static_cast<char*>(out), std::streamsize(n));
+    if (!in_) fail("data", "cannot be read");
+    pos_ += n;
   }
   void skip(uint64_t n, const char* what) {
     need(n, what);
@@ -128,41 +136,162 @@ uint64_t map_bytes(const std::string& type) {
   return 0;
 }
 
-// Bytes of a tree's value from its type name, "Tree_<value>_5_4_3" (with
-// "_HalfFloat" when saved as half floats; the background and tiles are
-// still written at full size). 0: another layout or an unknown value type.
-uint64_t value_bytes(const std::string& tree_type) {
+// What the layout check knows of a tree's values, from its type name
+// "Tree_<value>_5_4_3" ("_HalfFloat" appended when its real values are
+// saved as half floats; backgrounds, tiles and inactive values are still
+// written at full size).
+struct TreeValues {
+  uint64_t bytes = 0;       // a value in memory; 0: another layout or an unknown type
+  uint64_t data_bytes = 0;  // a value in the data blocks (half floats: 2 a component)
+  bool half = false;
+  bool plain_leaves = false;  // leaves store their values as other nodes do (not bool, mask or points)
+};
+
+TreeValues tree_values(const std::string& tree_type) {
+  TreeValues tv;
   std::string t = tree_type;
   const std::string half = "_HalfFloat";
-  if (t.size() > half.size() && t.compare(t.size() - half.size(), half.size(), half) == 0)
+  if (t.size() > half.size() && t.compare(t.size() - half.size(), half.size(), half) == 0) {
     t.resize(t.size() - half.size());
+    tv.half = true;
+  }
   const std::string head = "Tree_", tail = "_5_4_3";
   if (t.size() <= head.size() + tail.size() || t.compare(0, head.size(), head) != 0 ||
       t.compare(t.size() - tail.size(), tail.size(), tail) != 0)
-    return 0;
+    return tv;
   const std::string v = t.substr(head.size(), t.size() - head.size() - tail.size());
-  if (v == "bool" || v == "mask") return 1;
-  if (v == "float" || v == "int32" || v == "uint32" || v == "ptdataidx32" || v == "ptidx32") return 4;
-  if (v == "double" || v == "int64" || v == "ptdataidx64" || v == "ptidx64") return 8;
-  if (v == "vec3s" || v == "vec3i") return 12;
-  if (v == "vec3d") return 24;
-  return 0;
+  uint64_t components = 1, real = 0;  // real: bytes of a real component (4 float, 8 double)
+  tv.plain_leaves = true;
+  if (v == "bool" || v == "mask") tv.bytes = 1, tv.plain_leaves = false;
+  else if (v == "float") tv.bytes = 4, real = 4;
+  else if (v == "double") tv.bytes = 8, real = 8;
+  else if (v == "int32" || v == "uint32") tv.bytes = 4;
+  else if (v == "int64") tv.bytes = 8;
+  else if (v == "ptdataidx32" || v == "ptidx32") tv.bytes = 4, tv.plain_leaves = v == "ptidx32";
+  else if (v == "ptdataidx64" || v == "ptidx64") tv.bytes = 8, tv.plain_leaves = v == "ptidx64";
+  else if (v == "vec3s") tv.bytes = 12, real = 4, components = 3;
+  else if (v == "vec3d") tv.bytes = 24, real = 8, components = 3;
+  else if (v == "vec3i") tv.bytes = 12;
+  else tv.plain_leaves = false;
+  tv.half = tv.half && real > 0;
+  tv.data_bytes = tv.half ? 2 * components : tv.bytes;
+  return tv;
 }
 
-// The root of a 5-4-3 tree (Tree::readTopology, RootNode::readTopology): the
-// buffer count, the background value, then the tile and child counts, which
-// OpenVDB loops over (a tile is an origin, a value and an active flag; a
-// child at least an origin and its two 32^3-bit masks).
-void check_root(LayoutReader& r, const std::string& what, uint64_t value) {
-  r.get<int32_t>((what + " buffer count").c_str());
-  r.skip(value, (what + " background value").c_str());
-  const uint64_t at = r.pos();
-  const uint64_t tiles = r.get<uint32_t>((what + " tile count").c_str());
-  const uint64_t children = r.get<uint32_t>((what + " child count").c_str());
-  const uint64_t need = tiles * (12 + value + 1) + children * (12 + 2 * 4096);
-  r.need(need, (what + " root (" + std::to_string(tiles) + " tiles, " + std::to_string(children) + " children)").c_str(),
-         at);
-}
+constexpr uint32_t kZip = 0x1, kActiveMask = 0x2, kBlosc = 0x4;  // io::COMPRESS_*
+
+// Walks a 5-4-3 tree's topology and data blocks as OpenVDB reads them,
+// checking every count and every compressed block's declared size before
+// OpenVDB trusts it. OpenVDB 10 reads a block stored uncompressed (a
+// negative size) straight into a buffer sized by the node, whatever size
+// the file declares: a damaged size overflows the heap (found by
+// fuzz/fuzz_vdb). io::readCompressedValues, io::readData,
+// io::bloscFromStream / unzipFromStream and the nodes' readTopology /
+// readBuffers are the format.
+class TreeWalk {
+ public:
+  TreeWalk(LayoutReader& r, std::string what, const TreeValues& tv, uint32_t compression)
+      : r_(r), what_(std::move(what)), tv_(tv), compression_(compression) {}
+
+  // Tree::readTopology and RootNode::readTopology: the buffer count, the
+  // background, the tile and child counts (a tile is an origin, a value and
+  // an active flag; a child at least an origin and two 32^3-bit masks),
+  // the tiles, then each child with its origin.
+  void topology() {
+    r_.get<int32_t>((what_ + " buffer count").c_str());
+    r_.skip(tv_.bytes, (what_ + " background value").c_str());
+    const uint64_t at = r_.pos();
+    const uint64_t tiles = r_.get<uint32_t>((what_ + " tile count").c_str());
+    const uint64_t children = r_.get<uint32_t>((what_ + " child count").c_str());
+    const uint64_t need = tiles * (12 + tv_.bytes + 1) + children * (12 + 2 * 4096);
+    r_.need(need, (what_ + " root (" + std::to_string(tiles) + " tiles, " + std::to_string(children) + " children)").c_str(),
+            at);
+    r_.skip(tiles * (12 + tv_.bytes + 1), (what_ + " root tiles").c_str());
+    for (uint64_t c = 0; c < children; ++c) {
+      r_.skip(12, (what_ + " root child origin").c_str());
+      internal(5);
+    }
+  }
+
+  // LeafNode::readBuffers for each leaf, in the topology's order: its value
+  // mask again, then its values.
+  void buffers() {
+    for (const uint32_t active : leaf_active_) {
+      r_.skip(64, (what_ + " leaf value mask").c_str());
+      values(512, active, "leaf values");
+    }
+  }
+
+ private:
+  // InternalNode::readTopology: child mask, value mask, the node's values,
+  // then each child in index order; a leaf's topology is its value mask.
+  void internal(int log2) {
+    const uint64_t bits = uint64_t(1) << (3 * log2);
+    std::vector<uint8_t> child(bits / 8), value(bits / 8);
+    read_mask(child, "internal node child mask");
+    read_mask(value, "internal node value mask");
+    values(bits, popcount(value), "internal node values");
+    for (uint64_t i = 0; i < bits; ++i) {
+      if (!(child[i / 8] >> (i % 8) & 1)) continue;
+      if (log2 == 5) {
+        internal(4);
+      } else {
+        std::vector<uint8_t> leaf(64);
+        read_mask(leaf, "leaf value mask");
+        leaf_active_.push_back(popcount(leaf));
+      }
+    }
+  }
+
+  // io::readCompressedValues of `count` values of which `active` are on.
+  void values(uint64_t count, uint64_t active, const char* what) {
+    const std::string w = what_ + " " + what;
+    const int8_t meta = r_.get<int8_t>((w + " flag").c_str());
+    if (meta < 0 || meta > 6) r_.fail(w + " flag", "is " + std::to_string(meta) + ", not 0-6");
+    if (meta == 2 || meta == 4 || meta == 5) r_.skip(tv_.bytes, (w + " inactive value").c_str());
+    if (meta == 5) r_.skip(tv_.bytes, (w + " second inactive value").c_str());
+    if (meta == 3 || meta == 4 || meta == 5) r_.skip(count / 8, (w + " selection mask").c_str());
+    const uint64_t n = (compression_ & kActiveMask) && meta != 6 ? active : count;
+    if (tv_.half && n == 0) return;  // HalfReader reads nothing for no values
+    block(n * tv_.data_bytes, w);
+  }
+
+  // io::readData: a compressed block (its byte count, negative when stored
+  // raw, which must then be exactly the values' bytes) or the raw values.
+  void block(uint64_t bytes, const std::string& w) {
+    if (!(compression_ & (kBlosc | kZip))) {
+      r_.skip(bytes, w.c_str());
+      return;
+    }
+    const uint64_t at = r_.pos();
+    const int64_t n = r_.get<int64_t>((w + " block size").c_str());
+    if (n <= 0) {
+      if (uint64_t(-n) != bytes)
+        r_.fail(w + " block", "is stored raw with " + std::to_string(-n) + " bytes where the node holds " +
+                                  std::to_string(bytes),
+                at);
+      r_.skip(bytes, w.c_str());
+    } else {
+      r_.skip(uint64_t(n), (w + " compressed block").c_str());
+    }
+  }
+
+  void read_mask(std::vector<uint8_t>& m, const char* what) {
+    r_.need(m.size(), (what_ + " " + what).c_str());
+    r_.read(m.data(), m.size());
+  }
+  static uint32_t popcount(const std::vector<uint8_t>& m) {
+    uint32_t c = 0;
+    for (uint8_t b : m) c += uint32_t(__builtin_popcount(b));
+    return c;
+  }
+
+  LayoutReader& r_;
+  std::string what_;
+  TreeValues tv_;
+  uint32_t compression_;
+  std::vector<uint32_t> leaf_active_;  // active values of each leaf, topology order
+};
 
 }  // namespace
 
@@ -211,15 +340,27 @@ void check_vdb_layout(const std::string& path) {
       r.fail(what + " offsets", m.str(), here - 24);
     }
     r.section(uint64_t(block));
-    r.get<uint32_t>((what + " compression flags").c_str());
+    const uint32_t compression = r.get<uint32_t>((what + " compression flags").c_str());
     check_metadata(r, what);
     const std::string map = r.string((what + " transform type").c_str());
     // An instance shares its parent's tree and stores none; trees of other
     // layouts, or after a map of no fixed size, are left to OpenVDB.
-    const uint64_t value = value_bytes(type), mb = map_bytes(map);
-    if (parent.empty() && value > 0 && mb > 0) {
+    const TreeValues tv = tree_values(type);
+    const uint64_t mb = map_bytes(map);
+    if (parent.empty() && tv.bytes > 0 && mb > 0) {
       r.skip(mb, (what + " transform").c_str());
-      check_root(r, what, value);
+      TreeWalk walk(r, what, tv, compression);
+      walk.topology();
+      if (r.pos() != uint64_t(block))
+        r.fail(what + " topology", "ends " + std::to_string(int64_t(block) - int64_t(r.pos())) +
+                                       " bytes before its data offset " + std::to_string(block));
+      if (tv.plain_leaves) {
+        r.section(uint64_t(end));
+        walk.buffers();
+        if (r.pos() != uint64_t(end))
+          r.fail(what + " data", "ends " + std::to_string(int64_t(end) - int64_t(r.pos())) +
+                                     " bytes before its end offset " + std::to_string(end));
+      }
     }
     r.section(size);
     r.seek(uint64_t(end));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -169,7 +170,33 @@ TEST(VdbFile, ADamagedLengthIsNamedWithItsByteOffset) {
   // triples), the buffer count and the float background: 2^31 tiles.
   const std::size_t map = bytes.find("UniformScaleMap");
   ASSERT_NE(map, std::string::npos);
-  expect_refused(map + 15 + 120 + 4 + 4, "grid 'surface' root (2147483647 tiles");
+  const std::size_t tiles_at = map + 15 + 120 + 4 + 4;
+  expect_refused(tiles_at, "grid 'surface' root (2147483647 tiles");
+  // The first internal node's values: after the root's tiles (origin, value,
+  // flag), the child's origin and two 4096-byte masks come a flag byte, the
+  // inactive values and selection mask it announces, then the block's
+  // size. Declared as stored raw and 1 MiB long, OpenVDB would read it into
+  // the node's 128 KiB buffer.
+  uint32_t tiles = 0;
+  std::memcpy(&tiles, bytes.data() + tiles_at, 4);
+  std::size_t at = tiles_at + 8 + tiles * (12 + 4 + 1) + 12 + 2 * 4096;
+  const int flag = bytes[at++];
+  if (flag == 2 || flag == 4 || flag == 5) at += 4;
+  if (flag == 5) at += 4;
+  if (flag >= 3 && flag <= 5) at += 4096;
+  std::string damaged = bytes;
+  const int64_t raw = -(int64_t(1) << 20);
+  std::memcpy(damaged.data() + at, &raw, 8);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << damaged;
+  try {
+    read_vdb(file);
+    FAIL() << "read a file whose node block overflows its buffer";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("grid 'surface' internal node values block at byte " + std::to_string(at) +
+                                         " is stored raw with 1048576 bytes where the node holds "),
+              std::string::npos)
+        << e.what();
+  }
   fs::remove_all(d);
 }
 
