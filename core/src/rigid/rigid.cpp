@@ -89,6 +89,9 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   pb.mass = B.mass;
   pb.inertia.resize(n);
   pb.v_star.resize(Eigen::Index(6 * n));
+  // Newton starts from the last step's velocities: a body at rest on its
+  // contacts is at (or near) the answer already.
+  pb.v_guess.resize(Eigen::Index(6 * n));
   w_end_.resize(n);
   w_mid_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -96,6 +99,8 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     pb.inertia[i] = R * B.inertia[i].asDiagonal() * R.transpose();
     w_end_[i] = free_rotation_step(B.inertia[i], R.transpose() * B.w[i], h, &w_mid_[i]);
     pb.v_star.segment<3>(Eigen::Index(6 * i)) = B.v[i] + h * g;
+    pb.v_guess.segment<3>(Eigen::Index(6 * i)) = B.v[i];
+    pb.v_guess.segment<3>(Eigen::Index(6 * i + 3)) = B.w[i];
     pb.v_star.segment<3>(Eigen::Index(6 * i + 3)) = R * w_end_[i];
   }
   times_.free = clock.lap();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <unordered_map>
 
 namespace eddy {
 
@@ -137,10 +138,27 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     r.reg = sap_regularisation(c, trace / 3.0, h, prm);
   }
 
-  // The Hessian's sparsity: the bodies' 6x6 diagonal blocks and a block for
-  // each pair of bodies in contact, fixed over the iterations.
+  // The Hessian's lower triangle in 6x6 blocks: one per body on the
+  // diagonal, one per pair of bodies in contact (row body > column body),
+  // fixed over the iterations. Contacts add into their blocks; the sparse
+  // matrix is made from the blocks, so its entries number 21 a body and 36
+  // a touching pair, however many contacts a pair has.
+  using Mat66 = Eigen::Matrix<double, 6, 6>;
+  std::vector<std::pair<int, int>> block_at;  // (row body, column body)
+  std::unordered_map<uint64_t, int> block_of;
+  for (int b = 0; b < nb; ++b) block_at.emplace_back(b, b);
+  std::vector<int> pair_block(rows.size(), -1);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].sides < 2) continue;
+    const int hi = std::max(rows[i].s[0].body, rows[i].s[1].body), lo = std::min(rows[i].s[0].body, rows[i].s[1].body);
+    const uint64_t key = uint64_t(hi) << 32 | uint64_t(lo);
+    auto [it, fresh] = block_of.try_emplace(key, int(block_at.size()));
+    if (fresh) block_at.emplace_back(hi, lo);
+    pair_block[i] = it->second;
+  }
+  std::vector<Mat66> blocks(block_at.size());
   std::vector<Eigen::Triplet<double>> trip;
-  trip.reserve(std::size_t(36 * nb) + rows.size() * 4 * 36);
+  trip.reserve(std::size_t(21 * nb) + 36 * (block_at.size() - std::size_t(nb)));
   Eigen::SparseMatrix<double> H(n, n);
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
   bool analysed = false;
@@ -167,7 +185,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     return j;
   };
 
-  v = pb.v_star;
+  v = pb.v_guess.size() == n ? pb.v_guess : pb.v_star;
   Eigen::VectorXd dv(n);
   for (int it = 0;; ++it) {
     impulses(v, true);
@@ -185,20 +203,27 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     if (it >= prm.max_iterations) break;
 
     // Newton direction: (M + sum J^T G J) dv = -grad.
-    trip.clear();
     for (int b = 0; b < nb; ++b) {
-      for (int k = 0; k < 3; ++k) trip.emplace_back(6 * b + k, 6 * b + k, pb.mass[std::size_t(b)]);
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) trip.emplace_back(6 * b + 3 + r, 6 * b + 3 + c, pb.inertia[std::size_t(b)](r, c));
+      Mat66& d = blocks[std::size_t(b)];
+      d.setZero();
+      d.topLeftCorner<3, 3>().diagonal().setConstant(pb.mass[std::size_t(b)]);
+      d.bottomRightCorner<3, 3>() = pb.inertia[std::size_t(b)];
     }
+    for (std::size_t k = std::size_t(nb); k < blocks.size(); ++k) blocks[k].setZero();
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& row = rows[i];
-      for (int p = 0; p < row.sides; ++p)
-        for (int q = 0; q < row.sides; ++q) {
-          const Eigen::Matrix<double, 6, 6> blk = row.s[p].J.transpose() * G[i] * row.s[q].J;
-          for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c) trip.emplace_back(6 * row.s[p].body + r, 6 * row.s[q].body + c, blk(r, c));
-        }
+      for (int p = 0; p < row.sides; ++p) {
+        const Eigen::Matrix<double, 6, 3> JtG = row.s[p].J.transpose() * G[i];
+        blocks[std::size_t(row.s[p].body)].noalias() += JtG * row.s[p].J;
+        if (row.sides == 2 && row.s[p].body > row.s[1 - p].body)
+          blocks[std::size_t(pair_block[i])].noalias() += JtG * row.s[1 - p].J;
+      }
+    }
+    trip.clear();
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const auto [bi, bj] = block_at[k];
+      for (int c = 0; c < 6; ++c)
+        for (int r = bi == bj ? c : 0; r < 6; ++r) trip.emplace_back(6 * bi + r, 6 * bj + c, blocks[k](r, c));
     }
     H.setFromTriplets(trip.begin(), trip.end());
     if (!analysed) {

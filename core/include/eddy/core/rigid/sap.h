@@ -85,6 +85,7 @@ struct SapProblem {
   std::vector<double> mass;      // (n bodies) kg
   std::vector<Mat3d> inertia;    // (n bodies) kg m^2, world axes
   Eigen::VectorXd v_star;        // (6 n) free-motion velocities: v (3), w (3) per body
+  Eigen::VectorXd v_guess;       // (6 n, or empty: v*) where Newton starts, e.g. the last step's velocities
   std::vector<SapContact> contacts;
 };
 

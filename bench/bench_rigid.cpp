@@ -1,0 +1,306 @@
+// Rigid bodies side by side: Eddy's SAP solver, MuJoCo 2.2 and Bullet 3.24
+// (Debian's libmujoco-dev and libbullet-dev, compiled in when found) on the
+// same scenes at the same time step, in one run:
+//   stack  ten 0.2 m boxes on a floor for 5 s: how far the top box drifts
+//   pile   1,000 0.1 m boxes dropped into a bin for 3 s
+// For each: ms per step, the deepest penetration over the run and at its
+// end, measured for all three by the same function (Eddy's signed-distance
+// contact query on the poses each engine reports), and how fast the
+// fastest box still moves at the end. Each engine with its own defaults
+// apart from the time step, friction 0.5 and gravity.
+//   eddy_bench_rigid [pile_boxes]
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "eddy/core/rigid/rigid.h"
+
+#ifdef EDDY_HAVE_MUJOCO
+#include <mujoco/mujoco.h>
+#endif
+#ifdef EDDY_HAVE_BULLET
+#include <btBulletDynamicsCommon.h>
+#endif
+
+namespace {
+
+using namespace eddy;
+
+constexpr double kDensity = 500.0, kFriction = 0.5, kG = 9.81;
+
+struct BoxSpec {
+  Vec3d half, x;
+  Quatd q;
+};
+
+struct Scene {
+  const char* name;
+  std::vector<BoxSpec> boxes;
+  double bin = 0;  // half width of a bin (walls 1 m high) around the origin; 0: a floor only
+  double seconds = 1;
+};
+
+Scene stack_scene() {
+  Scene s{"stack of 10", {}, 0, 5.0};
+  for (int k = 0; k < 10; ++k) s.boxes.push_back({Vec3d::Constant(0.1), Vec3d(0, 0.1 + 0.2 * k, 0), Quatd::Identity()});
+  return s;
+}
+
+Scene pile_scene(int n) {
+  Scene s{"pile", {}, 0.6, 3.0};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int side = 10;  // 10 x 10 boxes a layer, 0.11 m apart, layers 0.15 m apart
+  for (int k = 0; k < n; ++k) {
+    const int i = k % side, j = (k / side) % side, l = k / (side * side);
+    const Vec3d x(-0.495 + 0.11 * i, 0.2 + 0.15 * l, -0.495 + 0.11 * j);
+    const Quatd q = Quatd(Eigen::AngleAxisd(0.3 * u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized()));
+    s.boxes.push_back({Vec3d::Constant(0.05), x, q});
+  }
+  return s;
+}
+
+// A floor, or a bin: a container from y = 0 up to 1 + bin, `bin` either
+// side of the origin in x and z.
+std::vector<Collider> colliders(const Scene& s) {
+  Collider c;
+  c.friction = float(kFriction);
+  if (s.bin > 0) {
+    c.type = ShapeType::Box;
+    c.inside = 1;
+    c.center = vec3(0, 0.5f + 0.5f * float(s.bin), 0);
+    c.size = vec3(float(s.bin), 0.5f + 0.5f * float(s.bin), float(s.bin));
+  }
+  return {c};
+}
+
+Bodies bodies(const Scene& s) {
+  Bodies b;
+  BodyGeometry g;
+  for (std::size_t k = 0; k < s.boxes.size(); ++k) {
+    g.half = s.boxes[k].half;
+    b.add("box" + std::to_string(k), g, kDensity, s.boxes[k].x, s.boxes[k].q, Vec3d::Zero(), Vec3d::Zero(), kFriction);
+  }
+  return b;
+}
+
+// What every engine reports: timing and the poses at checkpoints.
+struct Result {
+  double ms_per_step = 0;
+  std::string detail;                   // engine-specific: Eddy's stage split, iterations, contacts
+  double deepest = 0, deepest_end = 0;  // m, over the checkpoints and at the end
+  double top_drift = 0;                 // m, the last box's distance from its start
+  double max_speed_end = 0;             // m/s
+};
+
+// Deepest penetration of the bodies in `poses` (same shapes as the scene),
+// by Eddy's contact query with no margin.
+double deepest_penetration(const Scene& s, const Bodies& poses) {
+  std::vector<BodyContact> c;
+  find_contacts(poses, colliders(s), 0.0, 0.0, c);
+  double d = 0;
+  for (const auto& k : c) d = std::max(d, -k.phi);
+  return d;
+}
+
+// Runs `step` for the scene's duration, reading poses through `read` every
+// 50 steps (outside the timing).
+Result drive(const Scene& s, double h, const std::function<void()>& step, const std::function<void(Bodies&)>& read) {
+  const int steps = int(s.seconds / h + 0.5);
+  Bodies poses = bodies(s);
+  const Vec3d top0 = poses.x.back();
+  Result r;
+  double seconds = 0;
+  for (int k = 0; k < steps; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if ((k + 1) % 50 == 0 || k + 1 == steps) {
+      read(poses);
+      r.deepest = std::max(r.deepest, deepest_penetration(s, poses));
+    }
+  }
+  r.ms_per_step = 1e3 * seconds / steps;
+  r.deepest_end = deepest_penetration(s, poses);
+  r.top_drift = (poses.x.back() - top0).norm();
+  for (std::size_t i = 0; i < poses.size(); ++i) r.max_speed_end = std::max(r.max_speed_end, poses.v[i].norm());
+  return r;
+}
+
+Result run_eddy(const Scene& s, double h) {
+  RigidParams p;
+  p.time_step = float(h);
+  RigidSolver solver(p);
+  solver.load(bodies(s));
+  solver.set_colliders(colliders(s));
+  int k = 0;
+  double detect = 0, solve = 0, iterations = 0, contacts = 0, searches = 0;
+  Result r = drive(
+      s, h,
+      [&] {
+        const RigidStepStats st = solver.step(float(h), float(h * k++));
+        const RigidStageTimes t = solver.stage_times();
+        detect += t.detect;
+        solve += t.solve;
+        iterations += st.iterations;
+        contacts += st.contacts;
+        searches += solver.sap_stats().line_search_steps;
+      },
+      [&](Bodies& b) { b = solver.bodies(); });
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "detect %.3f ms, solve %.3f ms a step; %.1f SAP iterations, %.1f line-search evaluations, %.0f contacts",
+                1e3 * detect / k, 1e3 * solve / k, iterations / k, searches / k, contacts / k);
+  r.detail = buf;
+  return r;
+}
+
+#ifdef EDDY_HAVE_MUJOCO
+// MuJoCo is z-up by convention only: gravity along -y and planes turned so
+// that the scene is Eddy's own.
+Result run_mujoco(const Scene& s, double h) {
+  std::ostringstream x;
+  // MuJoCo 2.2 sizes its contact and constraint buffers up front.
+  x << "<mujoco><option timestep=\"" << h << "\" gravity=\"0 " << -kG << " 0\"/><size nconmax=\""
+    << 16 * s.boxes.size() + 100 << "\" njmax=\"" << 64 * s.boxes.size() + 400 << "\"/><worldbody>";
+  const char* up = "0.70710678 -0.70710678 0 0";  // z to y
+  x << "<geom type=\"plane\" size=\"0 0 1\" quat=\"" << up << "\" friction=\"" << kFriction << " 0.005 0.0001\"/>";
+  if (s.bin > 0) {
+    const double w = s.bin, t = 0.05, hh = 0.5 + 0.5 * w;
+    for (int k = 0; k < 4; ++k) {
+      const double sx = k < 2 ? (k == 0 ? -1 : 1) * (w + t) : 0, sz = k >= 2 ? (k == 2 ? -1 : 1) * (w + t) : 0;
+      x << "<geom type=\"box\" pos=\"" << sx << " " << hh << " " << sz << "\" size=\"" << (k < 2 ? t : w + 2 * t)
+        << " " << hh << " " << (k < 2 ? w + 2 * t : t) << "\" friction=\"" << kFriction << " 0.005 0.0001\"/>";
+    }
+  }
+  for (const auto& b : s.boxes)
+    x << "<body pos=\"" << b.x.x() << " " << b.x.y() << " " << b.x.z() << "\" quat=\"" << b.q.w() << " " << b.q.x()
+      << " " << b.q.y() << " " << b.q.z() << "\"><freejoint/><geom type=\"box\" size=\"" << b.half.x() << " "
+      << b.half.y() << " " << b.half.z() << "\" density=\"" << kDensity << "\" friction=\"" << kFriction
+      << " 0.005 0.0001\"/></body>";
+  x << "</worldbody></mujoco>";
+  const std::string path = "/tmp/eddy_bench_rigid_" + std::to_string(::getpid()) + ".xml";
+  std::ofstream(path) << x.str();
+  char err[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof err);
+  std::remove(path.c_str());
+  if (!m) {
+    std::fprintf(stderr, "MuJoCo: %s\n", err);
+    return {};
+  }
+  mjData* d = mj_makeData(m);
+  const Result r = drive(
+      s, h, [&] { mj_step(m, d); },
+      [&](Bodies& b) {
+        for (std::size_t i = 0; i < b.size(); ++i) {
+          const mjtNum* q = d->qpos + 7 * i;
+          const mjtNum* v = d->qvel + 6 * i;
+          b.x[i] = Vec3d(q[0], q[1], q[2]);
+          b.q[i] = Quatd(q[3], q[4], q[5], q[6]).normalized();
+          b.v[i] = Vec3d(v[0], v[1], v[2]);
+        }
+      });
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return r;
+}
+#endif
+
+#ifdef EDDY_HAVE_BULLET
+Result run_bullet(const Scene& s, double h) {
+  btDefaultCollisionConfiguration config;
+  btCollisionDispatcher dispatcher(&config);
+  btDbvtBroadphase broadphase;
+  btSequentialImpulseConstraintSolver solver;
+  btDiscreteDynamicsWorld world(&dispatcher, &broadphase, &solver, &config);
+  world.setGravity(btVector3(0, btScalar(-kG), 0));
+  std::vector<std::unique_ptr<btCollisionShape>> shapes;
+  std::vector<std::unique_ptr<btDefaultMotionState>> states;
+  std::vector<std::unique_ptr<btRigidBody>> rigid;
+  auto add = [&](btCollisionShape* shape, double mass, const btTransform& t) {
+    shapes.emplace_back(shape);
+    btVector3 inertia(0, 0, 0);
+    if (mass > 0) shape->calculateLocalInertia(btScalar(mass), inertia);
+    states.emplace_back(new btDefaultMotionState(t));
+    btRigidBody::btRigidBodyConstructionInfo info(btScalar(mass), states.back().get(), shape, inertia);
+    info.m_friction = btScalar(kFriction);
+    rigid.emplace_back(new btRigidBody(info));
+    world.addRigidBody(rigid.back().get());
+  };
+  btTransform t;
+  t.setIdentity();
+  add(new btStaticPlaneShape(btVector3(0, 1, 0), 0), 0, t);
+  if (s.bin > 0) {
+    const double w = s.bin, th = 0.05, hh = 0.5 + 0.5 * w;
+    for (int k = 0; k < 4; ++k) {
+      const double sx = k < 2 ? (k == 0 ? -1 : 1) * (w + th) : 0, sz = k >= 2 ? (k == 2 ? -1 : 1) * (w + th) : 0;
+      t.setOrigin(btVector3(btScalar(sx), btScalar(hh), btScalar(sz)));
+      add(new btBoxShape(btVector3(btScalar(k < 2 ? th : w + 2 * th), btScalar(hh), btScalar(k < 2 ? w + 2 * th : th))), 0, t);
+    }
+  }
+  const std::size_t first = rigid.size();
+  for (const auto& b : s.boxes) {
+    t.setOrigin(btVector3(btScalar(b.x.x()), btScalar(b.x.y()), btScalar(b.x.z())));
+    t.setRotation(btQuaternion(btScalar(b.q.x()), btScalar(b.q.y()), btScalar(b.q.z()), btScalar(b.q.w())));
+    add(new btBoxShape(btVector3(btScalar(b.half.x()), btScalar(b.half.y()), btScalar(b.half.z()))),
+        kDensity * 8 * b.half.x() * b.half.y() * b.half.z(), t);
+  }
+  return drive(
+      s, h, [&] { world.stepSimulation(btScalar(h), 0); },
+      [&](Bodies& b) {
+        for (std::size_t i = 0; i < b.size(); ++i) {
+          const btRigidBody& r = *rigid[first + i];
+          const btTransform& w = r.getWorldTransform();
+          const btQuaternion q = w.getRotation();
+          b.x[i] = Vec3d(w.getOrigin().x(), w.getOrigin().y(), w.getOrigin().z());
+          b.q[i] = Quatd(q.w(), q.x(), q.y(), q.z()).normalized();
+          b.v[i] = Vec3d(r.getLinearVelocity().x(), r.getLinearVelocity().y(), r.getLinearVelocity().z());
+        }
+      });
+}
+#endif
+
+void report(const char* engine, const Result& r, const Result& eddy) {
+  std::printf("  %-8s %8.3f ms/step (%5.2fx Eddy's)  deepest %7.3f mm (end %7.3f mm)  top drift %8.3f mm  "
+              "fastest at end %.3f m/s\n",
+              engine, r.ms_per_step, r.ms_per_step / eddy.ms_per_step, 1e3 * r.deepest, 1e3 * r.deepest_end,
+              1e3 * r.top_drift, r.max_speed_end);
+  if (!r.detail.empty()) std::printf("           %s\n", r.detail.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int pile = argc > 1 ? std::atoi(argv[1]) : 1000;
+  const double h = 2e-3;  // MuJoCo's default step
+  std::printf("rigid bodies at h = %.0f ms, friction %.1f, density %.0f kg/m^3 (one run, side by side)\n", 1e3 * h,
+              kFriction, kDensity);
+#ifndef EDDY_HAVE_MUJOCO
+  std::printf("  (MuJoCo not found: install libmujoco-dev to compare)\n");
+#endif
+#ifndef EDDY_HAVE_BULLET
+  std::printf("  (Bullet not found: install libbullet-dev to compare)\n");
+#endif
+  for (const Scene& s : {stack_scene(), pile_scene(pile)}) {
+    std::printf("%s: %zu boxes, %.0f s\n", s.name, s.boxes.size(), s.seconds);
+    const Result e = run_eddy(s, h);
+    report("Eddy", e, e);
+#ifdef EDDY_HAVE_MUJOCO
+    report("MuJoCo", run_mujoco(s, h), e);
+#endif
+#ifdef EDDY_HAVE_BULLET
+    report("Bullet", run_bullet(s, h), e);
+#endif
+    std::fflush(stdout);
+  }
+  return 0;
+}
