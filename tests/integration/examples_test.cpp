@@ -1,6 +1,6 @@
 // Every example graph cooks its first frames through the eddy command and
 // writes readable files: particle clouds with a radius, closed outward
-// meshes, and .vdb files whose level set is named "surface".
+// meshes, .vdb files whose level set is named "surface", and bodies' poses.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
@@ -51,6 +54,11 @@ TEST(Examples, CookTheirFirstFrames) {
         EXPECT_EQ(s.boundary_edges, 0u) << file;
         EXPECT_EQ(s.nonmanifold_edges, 0u) << file;
         EXPECT_GT(s.volume, 0.0) << file;
+      } else if (ext == ".json") {  // WriteBodies' poses
+        std::ifstream in(file);
+        const nlohmann::json j = nlohmann::json::parse(in);
+        EXPECT_GT(j.at("bodies").size(), 0u) << file;
+        for (const auto& b : j["bodies"]) EXPECT_EQ(b.at("orientation").size(), 4u) << file;
       } else if (ext == ".vdb") {
         const eddy::Volumes v = eddy::read_vdb(file);
         const eddy::Volume* surface = v.find("surface");
@@ -61,13 +69,17 @@ TEST(Examples, CookTheirFirstFrames) {
         ADD_FAILURE() << "unexpected file " << file;
       }
     }
-    // Three frames of every sequence the example writes; every example is surfaced.
+    // Three frames of every sequence the example writes; every example with
+    // liquid is surfaced (meshes and VDBs), one of bodies writes their shapes.
+    std::ifstream graph_file(path);
+    const std::string graph((std::istreambuf_iterator<char>(graph_file)), {});
     EXPECT_GE(files[".obj"], 3) << path;
-    EXPECT_GE(files[".vdb"], 3) << path;
+    if (graph.find("SmoothLiquidSDF") != std::string::npos) EXPECT_GE(files[".vdb"], 3) << path;
+    else EXPECT_GE(files[".json"], 3) << path;
     for (const auto& [seq, n] : sequences) EXPECT_EQ(n, 3) << path << " " << seq;
     fs::remove_all(out);
   }
-  EXPECT_GE(examples, 6);
+  EXPECT_GE(examples, 7);
 }
 
 }  // namespace

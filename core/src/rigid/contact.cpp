@@ -172,6 +172,52 @@ void sample_against(const Bodies& B, int s, int o, const WorldSamples& ws, doubl
   }
 }
 
+// Box s's samples against box o: its corners, and on each edge the point
+// deepest in o. A box's signed distance is convex along a line, so a
+// golden-section search finds it; edges that cross o's edges anywhere along
+// their length are caught there rather than only when a corner or an edge's
+// middle goes in.
+WorldSamples box_samples_against(const Bodies& B, int s, int o) {
+  const BodyGeometry& g = B.geometry[std::size_t(s)];
+  const Quatd& q = B.q[std::size_t(s)];
+  const Vec3d& x = B.x[std::size_t(s)];
+  WorldSamples ws;
+  for (int c = 0; c < 8; ++c) {
+    const Vec3d sg(c & 1 ? 1 : -1, c & 2 ? 1 : -1, c & 4 ? 1 : -1);
+    ws.p.push_back(x + q * sg.cwiseProduct(g.half));
+    ws.cone.push_back(sg);
+  }
+  constexpr double kGolden = 0.6180339887498949;
+  Vec3d n;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int c = 0; c < 4; ++c) {
+      Vec3d sg = Vec3d::Zero();
+      sg[(axis + 1) % 3] = c & 1 ? 1 : -1;
+      sg[(axis + 2) % 3] = c & 2 ? 1 : -1;
+      Vec3d e = Vec3d::Zero();
+      e[axis] = g.half[axis];
+      const Vec3d a = x + q * (sg.cwiseProduct(g.half) - e), b = x + q * (sg.cwiseProduct(g.half) + e);
+      auto f = [&](double t) { return body_distance(B, std::size_t(o), a + t * (b - a), &n); };
+      double lo = 0, hi = 1, t1 = hi - kGolden * (hi - lo), t2 = lo + kGolden * (hi - lo);
+      double f1 = f(t1), f2 = f(t2);
+      for (int it = 0; it < 24; ++it) {  // the bracket shrinks to 1e-5 of the edge
+        if (f1 <= f2) {
+          hi = t2, t2 = t1, f2 = f1;
+          t1 = hi - kGolden * (hi - lo), f1 = f(t1);
+        } else {
+          lo = t1, t1 = t2, f1 = f2;
+          t2 = lo + kGolden * (hi - lo), f2 = f(t2);
+        }
+      }
+      // At an end, the deepest point is a corner, sampled already.
+      const double t = 0.5 * (lo + hi);
+      if (t < 1e-3 || t > 1 - 1e-3) continue;
+      ws.p.push_back(a + t * (b - a));
+      ws.cone.push_back(sg);
+    }
+  return ws;
+}
+
 }  // namespace
 
 BoundsD body_bounds(const Bodies& B, std::size_t i, double margin) {
@@ -251,8 +297,8 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
     if (rounded(gi)) sample_against(B, i, j, samples[std::size_t(i)], margin, out);
     else if (rounded(gj)) sample_against(B, j, i, samples[std::size_t(j)], margin, out);
     if (!rounded(gi) && !rounded(gj)) {
-      sample_against(B, i, j, samples[std::size_t(i)], margin, out);
-      sample_against(B, j, i, samples[std::size_t(j)], margin, out);
+      sample_against(B, i, j, box_samples_against(B, i, j), margin, out);
+      sample_against(B, j, i, box_samples_against(B, j, i), margin, out);
     }
     if (gi.shape == BodyShape::Capsule && gj.shape == BodyShape::Capsule) {
       // The axes' closest points, which the sampled points may straddle.

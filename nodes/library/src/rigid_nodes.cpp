@@ -1,7 +1,9 @@
 // Rigid-body nodes: RigidBody makes one body, RigidBodySolver steps them in
 // frictional contact (SAP, core/rigid), WriteBodies writes their poses per
 // frame, BodiesToMesh turns them into a mesh to surface, write or view.
+#include <cmath>
 #include <cstdio>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "eddy/core/io.h"
@@ -40,13 +42,38 @@ class RigidBodyNode final : public Node {
     g.half_height = 0.5 * ctx.param_float("height");
     std::string name = ctx.param_string("name");
     if (name.empty()) name = ctx.node_id();
+    const double density = ctx.param_float("density"), friction = ctx.param_float("friction");
+    const Vec3d position = vec3d(ctx.param_vec3f("position")), velocity = vec3d(ctx.param_vec3f("velocity"));
+    const Vec3d spin = vec3d(ctx.param_vec3f("angular_velocity"));
+    const Quatd rotation = euler_xyz_degrees(ctx.param_vec3f("rotation"));
     Bodies b;
-    b.add(name, g, ctx.param_float("density"), vec3d(ctx.param_vec3f("position")),
-          euler_xyz_degrees(ctx.param_vec3f("rotation")), vec3d(ctx.param_vec3f("velocity")),
-          vec3d(ctx.param_vec3f("angular_velocity")), ctx.param_float("friction"));
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s: %.4g kg, inertia %.4g %.4g %.4g kg m^2", name.c_str(), b.mass[0],
-                  b.inertia[0].x(), b.inertia[0].y(), b.inertia[0].z());
+    if (ctx.input_count("points") == 0) {
+      b.add(name, g, density, position, rotation, velocity, spin, friction);
+    } else {
+      // One body per point (Houdini's copy to points): at P (`position` is
+      // not used), moving at the points' v when they carry it (else at
+      // `velocity`), turned by `rotation` and then a random turn of up to
+      // `random_rotation`.
+      const auto pts = ctx.input<Points>("points");
+      const Vec3f* P = pts->P();
+      const Vec3f* v = pts->has("v") ? pts->v() : nullptr;
+      std::mt19937 rng(uint32_t(ctx.param_int("seed")));
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      const double jitter = ctx.param_float("random_rotation") * 3.14159265358979323846 / 180.0;
+      for (std::size_t i = 0; i < pts->size(); ++i) {
+        Vec3d axis(u(rng), u(rng), u(rng));
+        const double angle = jitter * std::abs(u(rng));
+        const Quatd turn = axis.norm() > 1e-9 ? Quatd(Eigen::AngleAxisd(angle, axis.normalized())) : Quatd::Identity();
+        b.add(name + "_" + std::to_string(i), g, density, vec3d(P[i]), turn * rotation, v ? vec3d(v[i]) : velocity,
+              spin, friction);
+      }
+    }
+    char buf[200];
+    if (b.size() == 0) std::snprintf(buf, sizeof buf, "no bodies (no input points)");
+    else
+      std::snprintf(buf, sizeof buf, "%zu %s: %.4g kg, inertia %.4g %.4g %.4g kg m^2 each", b.size(),
+                    b.size() == 1 ? "body" : "bodies", b.mass[0], b.inertia[0].x(), b.inertia[0].y(),
+                    b.inertia[0].z());
     ctx.info(buf);
     ctx.output("bodies", std::move(b));
   }
@@ -113,8 +140,12 @@ void register_rigid(Registry& r) {
   {
     NodeSpec s("RigidBody", "Bodies",
                "One rigid body of uniform density: a box, sphere or capsule, its mass and inertia computed from the "
-               "shape, placed and set moving. Link any number into RigidBodySolver.");
-    s.output("bodies", "bodies", "The body.")
+               "shape, placed and set moving; or, with `points` connected, one such body on each point (a pile "
+               "from a FluidBox lattice, say). Link any number into RigidBodySolver.");
+    s.input("points", "points",
+            "Optional: one body per point, at P (instead of `position`), moving at the points' v when they carry it.",
+            true)
+        .output("bodies", "bodies", "The body (or one per point).")
         .param_string("name", "", "The body's name in WriteBodies' files (empty: the node id).")
         .param_enum("shape", kBodyShapeNames, BodyShape::Box, "The shape.")
         .param_vec3("size", {0.2, 0.2, 0.2}, 0.0, {}, "m", "Box: edge lengths along its local x, y, z.")
@@ -126,7 +157,10 @@ void register_rigid(Registry& r) {
         .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of the centre of mass.")
         .param_vec3("angular_velocity", {0.0, 0.0, 0.0}, {}, {}, "rad/s", "Initial angular velocity (world axes).")
         .param_float("friction", 0.5, 0.0, 10.0, "",
-                     "Coulomb coefficient of the body's surface; a contact's is the mean of its two surfaces'.");
+                     "Coulomb coefficient of the body's surface; a contact's is the mean of its two surfaces'.")
+        .param_float("random_rotation", 0.0, 0.0, 180.0, "deg",
+                     "With points: each body is turned further about a random axis by up to this angle.")
+        .param_int("seed", 0, 0, {}, "", "With points: seed of the random turns.");
     r.add(std::move(s.make<RigidBodyNode>()));
   }
   {

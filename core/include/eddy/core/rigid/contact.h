@@ -7,9 +7,10 @@
 // sphere's centre; five points along a capsule's axis) and an exact signed
 // distance; a contact is a sample of one shape within `margin` of the
 // other's surface. Spheres and capsules send their core samples to the
-// other shape; two boxes sample each other both ways (corners find faces,
-// edge midpoints find crossing edges); capsule pairs add the closest points
-// of their axes. Colliders are met through their own signed distance
+// other shape; two boxes sample each other both ways with their corners and,
+// on each edge, the point deepest in the other box (found by a
+// golden-section search: crossing edges); capsule pairs add the closest
+// points of their axes. Colliders are met through their own signed distance
 // (collider_walls: a box container's three nearest walls).
 #include <functional>
 #include <utility>

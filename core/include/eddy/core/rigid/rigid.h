@@ -26,7 +26,7 @@ struct RigidParams {
   Vec3f gravity{0.0f, -9.81f, 0.0f};  // m/s^2
   float time_step = 1e-3f;            // s, the longest step; a frame takes equal steps of at most this
   float contact_stiffness = 1e8f;     // N/m, k of each contact point (beyond what the step resolves: near-rigid)
-  float dissipation_time = 0.0f;      // s, tau of the Kelvin-Voigt contact
+  float dissipation_time = 0.02f;     // s, tau of the Kelvin-Voigt contact
   float friction_regularisation = 1e-3f;  // sigma: stiction creeps at about sigma times the free speed
   float near_rigid = 1.0f;            // beta: contact no stiffer than the step resolves
   float contact_margin = 0.005f;      // m, contacts are made this far before touching
