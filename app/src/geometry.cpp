@@ -108,6 +108,7 @@ Encoded encode_colliders(const std::vector<Collider>& shapes) {
     w.raw(&c.grid_origin, 12);
     w.f32(c.grid_dx);
     w.raw(c.grid_dims, 12);
+    w.raw(&c.angular_velocity, 12);
   }
   Encoded e;
   e.own(std::move(w.out));

@@ -10,11 +10,13 @@
 //   mesh:   u32 points, u32 triangles (quads split in two), u32 has_normals;
 //           f32 P[points * 3]; f32 N[points * 3] if has_normals;
 //           u32 indices[triangles * 3]
-//   colliders (kind 3): u32 count; per shape 27 words: u32 type (0 plane,
+//   colliders (kind 3): u32 count; per shape 30 words: u32 type (0 plane,
 //           1 box, 2 sphere, 3 ellipsoid, 4 capsule, 5 sampled grid), u32
 //           inside, f32 center[3], f32 rotation[9] (rows, local to world),
 //           f32 size[3], f32 velocity[3] (the centre moves with it from
-//           time 0), f32 grid_origin[3], f32 grid_dx, i32 grid_dims[3]
+//           time 0), f32 grid_origin[3], f32 grid_dx, i32 grid_dims[3],
+//           f32 angular_velocity[3] (rad/s: the shape turns about its
+//           centre, rotation(t) = Rot(angular_velocity t) rotation)
 #include <memory>
 #include <string>
 #include <utility>

@@ -7,7 +7,8 @@ import type { ColliderShape, Geometry } from "./geometry";
 import { FluidRenderer } from "./fluidRender";
 import { sphereFragmentPrelude, sphereSpriteVertex } from "./sprites";
 
-// A wireframe of one collider shape at simulation time t (its centre moves with its velocity).
+// A wireframe of one collider shape at simulation time t (its centre moves
+// with its velocity; it turns about its centre at its angular velocity).
 function colliderWire(c: ColliderShape, t: number): THREE.LineSegments {
   let g: THREE.BufferGeometry;
   const [sx, sy, sz] = c.size;
@@ -24,12 +25,10 @@ function colliderWire(c: ColliderShape, t: number): THREE.LineSegments {
     g = new THREE.EdgesGeometry(new THREE.PlaneGeometry(4, 4, 1, 1).rotateX(-Math.PI / 2));
   }
   const r = c.rotation;
-  const m = new THREE.Matrix4().set(
-    r[0], r[1], r[2], c.center[0] + c.velocity[0] * t,
-    r[3], r[4], r[5], c.center[1] + c.velocity[1] * t,
-    r[6], r[7], r[8], c.center[2] + c.velocity[2] * t,
-    0, 0, 0, 1,
-  );
+  const m = new THREE.Matrix4().set(r[0], r[1], r[2], 0, r[3], r[4], r[5], 0, r[6], r[7], r[8], 0, 0, 0, 0, 1);
+  const w = new THREE.Vector3(...c.angularVelocity);
+  if (w.length() > 0) m.premultiply(new THREE.Matrix4().makeRotationAxis(w.clone().normalize(), w.length() * t));
+  m.setPosition(c.center[0] + c.velocity[0] * t, c.center[1] + c.velocity[1] * t, c.center[2] + c.velocity[2] * t);
   const lines = new THREE.LineSegments(g, new THREE.LineBasicMaterial({ color: c.inside ? 0x8899aa : 0xffb74d }));
   lines.applyMatrix4(m);
   return lines;

@@ -20,6 +20,7 @@ export interface ColliderShape {
   rotation: number[]; // 9, rows, local to world
   size: number[];
   velocity: number[];
+  angularVelocity: number[]; // rad/s, world axes, about the centre
   gridOrigin: number[];
   gridDx: number;
   gridDims: number[];
@@ -61,7 +62,7 @@ export function decodeGeometry(buf: ArrayBuffer): Geometry {
     const f = new Float32Array(buf);
     const i32 = new Int32Array(buf);
     for (let k = 0; k < u32[3]; k++) {
-      const o = 4 + 27 * k;
+      const o = 4 + 30 * k;
       shapes.push({
         type: u32[o],
         inside: u32[o + 1] === 1,
@@ -72,6 +73,7 @@ export function decodeGeometry(buf: ArrayBuffer): Geometry {
         gridOrigin: Array.from(f.subarray(o + 20, o + 23)),
         gridDx: f[o + 23],
         gridDims: Array.from(i32.subarray(o + 24, o + 27)),
+        angularVelocity: Array.from(f.subarray(o + 27, o + 30)),
       });
     }
     return { kind: "colliders", shapes };

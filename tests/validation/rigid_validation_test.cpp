@@ -172,6 +172,35 @@ TEST(RigidValidation, AStackOfTenBoxesStands) {
   EXPECT_EQ(unconverged, 0);
 }
 
+TEST(RigidValidation, ACrateOnATurntableTurnsWithIt) {
+  // A turntable (a solid box collider turning about y at 1 rad/s) with a
+  // crate 0.3 m off its axis: friction holds it (the centripetal 0.3 m/s^2
+  // is far below mu g), so it moves with the surface, v = w x r.
+  Collider table;
+  table.type = ShapeType::Box;
+  table.center = vec3(0, -0.05f, 0);
+  table.size = vec3(1.0f, 0.05f, 1.0f);
+  table.angular_velocity = vec3(0, 1.0f, 0);
+  table.friction = 1.0f;
+  RigidParams p;
+  RigidSolver s(p);
+  Bodies b;
+  b.add("crate", box(0.05, 0.05, 0.05), 500.0, Vec3d(0.3, 0.05, 0), Quatd::Identity(), Vec3d::Zero(), Vec3d::Zero(),
+        1.0);
+  s.load(b);
+  s.set_colliders({table});
+  for (int k = 0; k < 1000; ++k) s.step(1e-3f, float(k * 1e-3));
+  const Vec3d x = s.bodies().x[0], v = s.bodies().v[0];
+  const Vec3d expected = Vec3d(0, 1, 0).cross(Vec3d(x.x(), 0, x.z()));
+  const double radius = std::hypot(x.x(), x.z());
+  std::printf("turntable: after 1 s the crate is %.4f m off the axis (started at 0.3) and moves at %.4f m/s, the "
+              "surface under it at %.4f m/s; its spin %.4f rad/s\n",
+              radius, v.norm(), expected.norm(), s.bodies().w[0].y());
+  EXPECT_NEAR(radius, 0.3, 1e-3);
+  EXPECT_LT((v - expected).norm(), 0.01 * expected.norm());
+  EXPECT_NEAR(s.bodies().w[0].y(), 1.0, 0.01);
+}
+
 TEST(RigidValidation, ATumblingBoxDroppedOnTheFloorGainsNoEnergy) {
   RigidParams p;
   RigidSolver s(p);

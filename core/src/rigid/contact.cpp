@@ -103,11 +103,17 @@ void core_samples(const BodyGeometry& g, std::vector<Sample>& out) {
 // Whether a feature with normal cone `cone` (body axes) supports its body
 // against a push along n (body axes): -n within the cone, up to about 15
 // degrees so that a box resting nearly flat keeps all its bottom corners.
-// Without this test a corner of one box lying on the side plane of an equal
-// box stacked on it would make a sideways contact.
+// A corner's cone is the octant of its signs; an edge's lies across the
+// edge (its zero component), so a push along the edge is not the edge's
+// (the corner at its end takes it); a zero cone (a sphere's or capsule's
+// core) faces every way. Without this test a corner of one box lying on the
+// side plane of an equal box stacked on it would make a sideways contact.
 bool supports(const Vec3d& cone, const Vec3d& n_body) {
-  for (int k = 0; k < 3; ++k)
+  if (cone.isZero()) return true;
+  for (int k = 0; k < 3; ++k) {
     if (cone[k] != 0 && -n_body[k] * cone[k] < -0.25) return false;
+    if (cone[k] == 0 && std::abs(n_body[k]) > 0.25) return false;
+  }
   return true;
 }
 
@@ -342,7 +348,8 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
           ct.n = nw;
           ct.p = ps - ct.n * (0.5 * (rs + d));
           ct.phi = phi;
-          ct.u = Vec3d(col.velocity.x, col.velocity.y, col.velocity.z);
+          const Vec3f u = collider_velocity(col, vec3(float(ct.p.x()), float(ct.p.y()), float(ct.p.z())), float(time));
+          ct.u = Vec3d(u.x, u.y, u.z);
           out.push_back(ct);
         }
       }

@@ -208,7 +208,8 @@ bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>&
     const Collider &x = a[k], &y = b[k];
     const bool same = x.type == y.type && x.inside == y.inside && x.center == y.center && x.rotation.r0 == y.rotation.r0 &&
                       x.rotation.r1 == y.rotation.r1 && x.rotation.r2 == y.rotation.r2 && x.size == y.size &&
-                      x.velocity == y.velocity && x.friction == y.friction && x.restitution == y.restitution &&
+                      x.velocity == y.velocity && x.angular_velocity == y.angular_velocity &&
+                      x.friction == y.friction && x.restitution == y.restitution &&
                       x.grid == y.grid && x.grid_dims[0] == y.grid_dims[0] && x.grid_dims[1] == y.grid_dims[1] &&
                       x.grid_dims[2] == y.grid_dims[2] && x.grid_origin == y.grid_origin && x.grid_dx == y.grid_dx;
     if (!same) return false;

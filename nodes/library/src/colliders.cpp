@@ -15,6 +15,7 @@ Collider common(const CookContext& ctx, ShapeType type) {
   Collider c;
   c.type = type;
   c.velocity = ctx.param_vec3f("velocity");
+  c.angular_velocity = ctx.param_vec3f("angular_velocity");
   c.friction = static_cast<float>(ctx.param_float("friction"));
   c.restitution = static_cast<float>(ctx.param_float("restitution"));
   if (ctx.spec().find_param("mode")) c.inside = ctx.param_string("mode") == "container" ? 1 : 0;
@@ -140,6 +141,9 @@ NodeSpec shape(std::string type, std::string doc, bool closed) {
 void contact_params(NodeSpec& s) {
   s.param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s",
                "Linear velocity; the shape moves with it from the start frame, and liquid in contact is dragged along.")
+      .param_vec3("angular_velocity", {0.0, 0.0, 0.0}, {}, {}, "rad/s",
+                  "Angular velocity (world axes): the shape turns about its centre from the start frame (a paddle, a "
+                  "turntable); liquid in contact moves with its surface.")
       .param_float("friction", 0.0, 0.0, 10.0, "",
                    "Coulomb friction coefficient at contact (0: free slip).")
       .param_float("restitution", 0.0, 0.0, 1.0, "",

@@ -212,7 +212,7 @@ TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {
   }
   r = c.Get("/api/geometry?node=tank&frame=1");
   ASSERT_EQ(r->status, 200) << "colliders are drawn as wireframes: " << r->body;
-  ASSERT_EQ(r->body.size(), 16u + 27u * 4u);  // header, count, one shape
+  ASSERT_EQ(r->body.size(), 16u + 30u * 4u);  // header, count, one shape
   uint32_t head[6];
   std::memcpy(head, r->body.data(), sizeof head);
   EXPECT_EQ(head[2], 3u);  // colliders

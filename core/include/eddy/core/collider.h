@@ -6,8 +6,11 @@
 // shape with `inside` set is a container: the fluid lives inside it, so the
 // sign is flipped (a box container keeps the fluid in the box).
 //
-// Shapes are evaluated in their local frame q = R^T (p - c(t)), with the
-// centre moving at the collider's velocity: c(t) = center + velocity * t.
+// Shapes are evaluated in their local frame q = R(t)^T (p - c(t)): the
+// centre moves at the collider's velocity, c(t) = center + velocity * t, and
+// the shape turns about it at its angular velocity w (rad/s, world axes),
+// R(t) = Rot(w t) R0, so the solid's material at p moves at
+// velocity + w x (p - c(t)) (collider_velocity).
 //   Plane      local y = 0, solid below (y < 0)
 //   Box        half extents `size`
 //   Sphere     radius size.x
@@ -31,6 +34,7 @@ struct Collider {
   Mat3f rotation = mat3_identity();  // local -> world
   Vec3f size{1, 1, 1};
   Vec3f velocity{0, 0, 0};  // m/s, the shape moves with it
+  Vec3f angular_velocity{0, 0, 0};  // rad/s, world axes: the shape turns about its centre
   float friction = 0.0f;     // Coulomb coefficient, 0 = free slip
   float restitution = 0.0f;  // share of the normal approach speed given back, 0..1
   // Grid only: node values x-fastest (index (k * ny + j) * nx + i), owned by
@@ -251,9 +255,42 @@ EDDY_HD_INLINE SdfSample sdf_grid(const Collider& c, Vec3f q) {
 
 }  // namespace detail
 
+// Where a collider is at time t (s): its centre and its rotation (local to world).
+struct ColliderPose {
+  Vec3f center;
+  Mat3f rotation;
+};
+EDDY_HD_INLINE ColliderPose collider_pose(const Collider& c, float t) {
+  ColliderPose pose{c.center + c.velocity * t, c.rotation};
+  const Vec3f th = c.angular_velocity * t;
+  const float a = length(th);
+  if (a > 0.0f) {
+    // Rodrigues: Rot(th) = cos a 1 + sin a [k]x + (1 - cos a) k k^T, k = th / a; applied to each column of R0.
+    const Vec3f k = th / a;
+    const float ca = cosf(a), sa = sinf(a);
+    auto turn = [&](Vec3f v) { return v * ca + cross(k, v) * sa + k * (dot(k, v) * (1.0f - ca)); };
+    const Vec3f c0 = turn(vec3(c.rotation.r0.x, c.rotation.r1.x, c.rotation.r2.x));
+    const Vec3f c1 = turn(vec3(c.rotation.r0.y, c.rotation.r1.y, c.rotation.r2.y));
+    const Vec3f c2 = turn(vec3(c.rotation.r0.z, c.rotation.r1.z, c.rotation.r2.z));
+    pose.rotation = {{c0.x, c1.x, c2.x}, {c0.y, c1.y, c2.y}, {c0.z, c1.z, c2.z}};
+  }
+  return pose;
+}
+
+// Velocity of the collider's material at world point p, time t: v + w x (p - c(t)).
+EDDY_HD_INLINE Vec3f collider_velocity(const Collider& c, Vec3f p, float t) {
+  return c.velocity + cross(c.angular_velocity, p - (c.center + c.velocity * t));
+}
+
+// Whether the collider moves at all.
+EDDY_HD_INLINE bool collider_moves(const Collider& c) {
+  return length2(c.velocity) > 0.0f || length2(c.angular_velocity) > 0.0f;
+}
+
 // Signed distance and normal of the collider at world point p, time t (s).
 EDDY_HD_INLINE SdfSample collider_sdf(const Collider& c, Vec3f p, float t) {
-  const Vec3f q = mul_transpose(c.rotation, p - c.center - c.velocity * t);
+  const ColliderPose pose = collider_pose(c, t);
+  const Vec3f q = mul_transpose(pose.rotation, p - pose.center);
   SdfSample s;
   switch (c.type) {
     case ShapeType::Plane: s = {q.y, vec3(0, 1, 0)}; break;
@@ -268,7 +305,7 @@ EDDY_HD_INLINE SdfSample collider_sdf(const Collider& c, Vec3f p, float t) {
     case ShapeType::Grid: s = detail::sdf_grid(c, q); break;
     default: s = {1e30f, vec3(0, 1, 0)}; break;
   }
-  s.normal = c.rotation * s.normal;
+  s.normal = pose.rotation * s.normal;
   if (c.inside) {
     s.distance = -s.distance;
     s.normal = -s.normal;
@@ -283,11 +320,11 @@ EDDY_HD_INLINE SdfSample collider_sdf(const Collider& c, Vec3f p, float t) {
 // its signed distance (a planar approximation of the surface nearby).
 EDDY_HD_INLINE int collider_walls(const Collider& c, Vec3f p, float t, SdfSample out[3]) {
   if (c.type == ShapeType::Box && c.inside) {
-    const Vec3f q = mul_transpose(c.rotation, p - c.center - c.velocity * t);
+    const ColliderPose pose = collider_pose(c, t);
+    const Mat3f& R = pose.rotation;
+    const Vec3f q = mul_transpose(R, p - pose.center);
     const float qa[3] = {q.x, q.y, q.z}, ha[3] = {c.size.x, c.size.y, c.size.z};
-    const Vec3f axes[3] = {vec3(c.rotation.r0.x, c.rotation.r1.x, c.rotation.r2.x),
-                           vec3(c.rotation.r0.y, c.rotation.r1.y, c.rotation.r2.y),
-                           vec3(c.rotation.r0.z, c.rotation.r1.z, c.rotation.r2.z)};
+    const Vec3f axes[3] = {vec3(R.r0.x, R.r1.x, R.r2.x), vec3(R.r0.y, R.r1.y, R.r2.y), vec3(R.r0.z, R.r1.z, R.r2.z)};
     for (int a = 0; a < 3; ++a) {
       // Distance to the nearer of the two faces normal to axis a; the normal points inwards.
       out[a].distance = ha[a] - fabsf(qa[a]);

@@ -433,7 +433,8 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
           c.dx;
       for (uint32_t k = 0; k < ncoll; ++k) {
         const SdfSample sd = collider_sdf(cols[k], xi, t_end);
-        if (sd.distance < 0.0f) v = mpm::wall_velocity(c.boundary, v, sd.normal, cols[k].velocity, cols[k].friction);
+        if (sd.distance < 0.0f)
+          v = mpm::wall_velocity(c.boundary, v, sd.normal, collider_velocity(cols[k], xi, t_end), cols[k].friction);
       }
       // Domain walls: the nodes within a cell of a face.
       const float xa[3] = {xi.x, xi.y, xi.z}, lo[3] = {c.domain_lo.x, c.domain_lo.y, c.domain_lo.z},

@@ -364,15 +364,16 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         const Collider& col = cols[k];
         const SdfSample sd = collider_sdf(col, xp[i], t);
         if (sd.distance >= band) continue;
-        const Vec3f rel = vn - col.velocity;
-        const float un_pre = dot(pre - col.velocity, sd.normal);
+        const Vec3f u = collider_velocity(col, xp[i], t);
+        const Vec3f rel = vn - u;
+        const float un_pre = dot(pre - u, sd.normal);
         float un = dot(rel, sd.normal);
         if (un_pre < 0.0f && sd.distance <= touch) un = fmaxf(un, -col.restitution * un_pre);
         const Vec3f ut = rel - sd.normal * dot(rel, sd.normal);
         const float impulse = fmaxf(un - un_pre, 0.0f);
         const float ut_len = length(ut);
         const float keep = ut_len > 0.0f ? fmaxf(0.0f, 1.0f - col.friction * impulse / ut_len) : 0.0f;
-        vn = col.velocity + ut * keep + sd.normal * un;
+        vn = u + ut * keep + sd.normal * un;
       }
       v[i] = vn;
     });

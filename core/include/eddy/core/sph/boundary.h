@@ -37,7 +37,8 @@ Bounds3 collider_world_bounds(const Collider& c);
 
 // World position at time t of a sample at local position q of collider c.
 EDDY_HD_INLINE Vec3f boundary_world(const Collider& c, Vec3f q, float t) {
-  return c.rotation * q + c.center + c.velocity * t;
+  const ColliderPose pose = collider_pose(c, t);
+  return pose.rotation * q + pose.center;
 }
 
 }  // namespace eddy

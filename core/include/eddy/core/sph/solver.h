@@ -157,7 +157,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     colliders_host_ = cs;
     Base::set_colliders(cs);
     moving_ = false;
-    for (const auto& c : cs) moving_ |= length2(c.velocity) > 0.0f;
+    for (const auto& c : cs) moving_ |= collider_moves(c);
     boundary_dirty_ = true;
   }
 

@@ -64,6 +64,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
   const NeighborView nb = grid_.neighbors();
   const NeighborView nbb = bgrid_.neighbors();
   const bool with_b = nb_ > 0;
+  const float t = time_;  // the boundary particles stand where the colliders are at the step's start
   const Vec3f* x = x_.data();
   const Vec3f* bx = bx_.data();
   const float* psi = bpsi_.data();
@@ -129,7 +130,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
           rel += vb * k.w;
           const Vec3f gw = r * (k.g * vb);
           gb += gw;
-          gbv += dot(cols[bcol[b]].velocity, gw);
+          gbv += dot(collider_velocity(cols[bcol[b]], bx[b], t), gw);
         }
       wg[i] = gb;
       wv[i] = gbv;
@@ -217,7 +218,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
         const uint32_t b = nbb.indices[q];
         const Vec3f f = boundary_pressure_accel(S, xi - bx[b], psi[b], pi, rho_i);
         if (with_pressure) a += f;
-        wall.add(f, length(f), cols[bcol[b]]);
+        wall.add(f, length(f), cols[bcol[b]], collider_velocity(cols[bcol[b]], bx[b], t));
       }
     if (c.walls == int(SphWalls::SpringDamper)) {
       for (uint32_t k = 0; k < ncoll; ++k) {
@@ -226,9 +227,10 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
         for (int w = 0; w < m; ++w) {
           if (walls[w].distance >= c.r) continue;
           const Vec3f n = walls[w].normal;
-          const float an = spring_damper_accel(c, walls[w].distance, dot(vi - cols[k].velocity, n));
+          const Vec3f u = collider_velocity(cols[k], xi, t);
+          const float an = spring_damper_accel(c, walls[w].distance, dot(vi - u, n));
           a += n * an;
-          wall.add(n * an, fabsf(an), cols[k]);
+          wall.add(n * an, fabsf(an), cols[k], u);
         }
       }
     }
@@ -308,7 +310,7 @@ SphCounts SphSolverT<Exec>::project(float t) {
         const SdfSample sd = collider_sdf(cols[k], p, t);
         if (sd.distance < 0.0f) {
           p -= sd.normal * sd.distance;
-          const float un = dot(v[i] - cols[k].velocity, sd.normal);
+          const float un = dot(v[i] - collider_velocity(cols[k], p, t), sd.normal);
           if (un < 0.0f) v[i] -= sd.normal * un;
           moved = true;
         }

@@ -27,10 +27,11 @@ struct WallContact {
   Vec3f a = vec3(0.0f), v = vec3(0.0f);
   float friction = 0.0f, weight = 0.0f;
 
-  EDDY_HD_INLINE void add(Vec3f accel, float magnitude, const Collider& col) {
+  // A push from collider col, whose surface moves at u where it pushes.
+  EDDY_HD_INLINE void add(Vec3f accel, float magnitude, const Collider& col, Vec3f u) {
     a += accel;
     friction += col.friction * magnitude;
-    v += col.velocity * magnitude;
+    v += u * magnitude;
     weight += magnitude;
   }
 
