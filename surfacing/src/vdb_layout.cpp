@@ -96,9 +96,42 @@ class LayoutReader {
   uint64_t size_;
 };
 
+// Bytes OpenVDB reads for a value of a registered fixed-size metadata type
+// (TypedMetadata::readValue reads sizeof(T) whatever size the entry
+// declares); 0: a string, the delayed-load record or an unregistered type,
+// which read what the entry declares.
+uint64_t fixed_metadata_bytes(const std::string& type) {
+  static const std::pair<const char*, uint64_t> sizes[] = {
+      {"bool", 1},   {"float", 4},  {"int32", 4},  {"double", 8}, {"int64", 8},  {"vec2i", 8},
+      {"vec2s", 8},  {"vec2d", 16}, {"vec3i", 12}, {"vec3s", 12}, {"vec3d", 24}, {"vec4i", 16},
+      {"vec4s", 16}, {"vec4d", 32}, {"mat4s", 64}, {"mat4d", 128}};
+  for (const auto& [name, bytes] : sizes)
+    if (type == name) return bytes;
+  return 0;
+}
+
+// The delayed-load record (io::DelayedLoadMetadata::readValue): an entry
+// count and two arrays sized by it (a byte mask and 64-bit compressed sizes),
+// each stored compressed (a byte count, then the bytes) or raw (count 0,
+// then the array); 0xffffffff for the sizes means none. It reads what it
+// finds, then skips to the declared size if that is further. OpenVDB fills
+// both arrays before reading them: no more entries than the file has bytes.
+void check_delayed_load(LayoutReader& r, const std::string& what, uint32_t declared) {
+  if (declared == 0) return;
+  const uint64_t start = r.pos(), entries_at = start;
+  const uint32_t entries = r.get<uint32_t>((what + " entry count").c_str());
+  if (entries > r.size())
+    r.fail(what, "lists " + std::to_string(entries) + " entries, more than the file has bytes", entries_at);
+  const uint32_t mask = r.get<uint32_t>((what + " mask size").c_str());
+  r.skip(mask > 0 ? mask : entries, (what + " mask").c_str());
+  const uint32_t sizes = r.get<uint32_t>((what + " sizes size").c_str());
+  if (sizes != 0xffffffffu) r.skip(sizes > 0 ? uint64_t(sizes) : uint64_t(entries) * 8, (what + " sizes").c_str());
+  const uint64_t counted = r.pos() - start;
+  if (counted < declared) r.skip(declared - counted, what.c_str());
+}
+
 // A metadata map (MetaMap::readMeta): count, then name, type, value size and
-// value per entry. The delayed-load record's entry count sizes two arrays
-// OpenVDB fills before reading them: no more entries than the file has bytes.
+// value per entry, each value read as its type reads it.
 void check_metadata(LayoutReader& r, const std::string& where) {
   const uint64_t at = r.pos();
   const uint32_t count = r.get<uint32_t>((where + " metadata count").c_str());
@@ -111,14 +144,12 @@ void check_metadata(LayoutReader& r, const std::string& where) {
     const std::string type = r.string((what + " type").c_str());
     const uint64_t size_at = r.pos();
     const uint32_t bytes = r.get<uint32_t>((what + " size").c_str());
-    r.need(bytes, what.c_str(), size_at);
-    if (type == "__delayedload" && bytes >= 4) {
-      const uint64_t entries_at = r.pos();
-      const uint32_t entries = r.get<uint32_t>((what + " entry count").c_str());
-      if (entries > r.size())
-        r.fail(what, "lists " + std::to_string(entries) + " entries, more than the file has bytes", entries_at);
-      r.skip(bytes - 4, what.c_str());
+    if (const uint64_t fixed = fixed_metadata_bytes(type)) {
+      r.skip(fixed, what.c_str());
+    } else if (type == "__delayedload") {
+      check_delayed_load(r, what, bytes);
     } else {
+      r.need(bytes, what.c_str(), size_at);
       r.skip(bytes, what.c_str());
     }
   }
@@ -266,8 +297,9 @@ class TreeWalk {
     const uint64_t at = r_.pos();
     const int64_t n = r_.get<int64_t>((w + " block size").c_str());
     if (n <= 0) {
-      if (uint64_t(-n) != bytes)
-        r_.fail(w + " block", "is stored raw with " + std::to_string(-n) + " bytes where the node holds " +
+      const uint64_t raw = uint64_t(0) - uint64_t(n);  // |n|, even for the most negative n (found by fuzz_vdb)
+      if (raw != bytes)
+        r_.fail(w + " block", "is stored raw with " + std::to_string(raw) + " bytes where the node holds " +
                                   std::to_string(bytes),
                 at);
       r_.skip(bytes, w.c_str());

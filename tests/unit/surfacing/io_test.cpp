@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 
 #include "eddy/core/error.h"
@@ -184,19 +185,31 @@ TEST(VdbFile, ADamagedLengthIsNamedWithItsByteOffset) {
   if (flag == 2 || flag == 4 || flag == 5) at += 4;
   if (flag == 5) at += 4;
   if (flag >= 3 && flag <= 5) at += 4096;
-  std::string damaged = bytes;
-  const int64_t raw = -(int64_t(1) << 20);
-  std::memcpy(damaged.data() + at, &raw, 8);
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << damaged;
-  try {
-    read_vdb(file);
-    FAIL() << "read a file whose node block overflows its buffer";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("grid 'surface' internal node values block at byte " + std::to_string(at) +
-                                         " is stored raw with 1048576 bytes where the node holds "),
-              std::string::npos)
-        << e.what();
+  for (const int64_t raw : {-(int64_t(1) << 20), std::numeric_limits<int64_t>::min()}) {
+    std::string damaged = bytes;
+    std::memcpy(damaged.data() + at, &raw, 8);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << damaged;
+    try {
+      read_vdb(file);
+      FAIL() << "read a file whose node block overflows its buffer";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("grid 'surface' internal node values block at byte " + std::to_string(at) +
+                                           " is stored raw with " + std::to_string(uint64_t(0) - uint64_t(raw)) +
+                                           " bytes where the node holds "),
+                std::string::npos)
+          << e.what();
+    }
   }
+  // A metadata value's type changed to a larger registered one: OpenVDB
+  // reads the type's size, not the entry's, and so does the check, which
+  // then finds the rest out of place instead of OpenVDB reading garbage
+  // lengths (fuzz_vdb: gigabytes allocated).
+  const std::size_t int64_type = bytes.find(std::string("\x05\x00\x00\x00int64", 9));
+  ASSERT_NE(int64_type, std::string::npos);
+  std::string retyped = bytes;
+  retyped.replace(int64_type + 4, 5, "mat4d");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << retyped;
+  EXPECT_THROW(read_vdb(file), Error);
   fs::remove_all(d);
 }
 
