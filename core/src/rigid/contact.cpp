@@ -194,6 +194,9 @@ WorldSamples box_samples_against(const Bodies& B, int s, int o, double margin) {
     ws.cone.push_back(sg);
   }
   constexpr double kGolden = 0.6180339887498949;
+  const BodyGeometry& go = B.geometry[std::size_t(o)];
+  const Mat3d to_o = B.q[std::size_t(o)].conjugate().toRotationMatrix();
+  const Vec3d& xo = B.x[std::size_t(o)];
   Vec3d n;
   for (int axis = 0; axis < 3; ++axis)
     for (int c = 0; c < 4; ++c) {
@@ -203,7 +206,9 @@ WorldSamples box_samples_against(const Bodies& B, int s, int o, double margin) {
       Vec3d e = Vec3d::Zero();
       e[axis] = g.half[axis];
       const Vec3d a = x + q * (sg.cwiseProduct(g.half) - e), b = x + q * (sg.cwiseProduct(g.half) + e);
-      auto f = [&](double t) { return body_distance(B, std::size_t(o), a + t * (b - a), &n); };
+      // Searched in o's frame, where its distance needs no rotation.
+      const Vec3d la = to_o * (a - xo), lb = to_o * (b - xo);
+      auto f = [&](double t) { return shape_distance(go, la + t * (lb - la), &n); };
       // The distance changes no faster than the point moves: an edge whose
       // ends stand further off than half its length plus the margin cannot
       // come within the margin anywhere.
