@@ -371,6 +371,8 @@ void check_vdb_layout(const std::string& path) {
         << " within the file's " << size << " bytes";
       r.fail(what + " offsets", m.str(), here - 24);
     }
+    // OpenVDB reads the grid from its start offset, wherever that is.
+    r.seek(uint64_t(start));
     r.section(uint64_t(block));
     const uint32_t compression = r.get<uint32_t>((what + " compression flags").c_str());
     check_metadata(r, what);

@@ -210,6 +210,14 @@ TEST(VdbFile, ADamagedLengthIsNamedWithItsByteOffset) {
   retyped.replace(int64_type + 4, 5, "mat4d");
   std::ofstream(file, std::ios::binary | std::ios::trunc) << retyped;
   EXPECT_THROW(read_vdb(file), Error);
+  // A grid's start offset moved past where its descriptor ends: OpenVDB
+  // reads the grid from the offset, and so must the check (it read on from
+  // the descriptor, and OpenVDB then met lengths the check had not seen).
+  const std::size_t offsets = bytes.find("Tree_float_5_4_3") + 16 + 4;  // after the empty instance-parent name
+  std::string moved = bytes;
+  moved[offsets] = char(moved[offsets] + 5);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << moved;
+  EXPECT_THROW(read_vdb(file), Error);
   fs::remove_all(d);
 }
 
