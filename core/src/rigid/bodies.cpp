@@ -197,11 +197,6 @@ Mesh bodies_to_mesh(const Bodies& b, int segments) {
 Vec3d free_rotation_step(const Vec3d& I, const Vec3d& w0, double h, Vec3d* mid) {
   // F(w1) = I (w1 - w0) + h wm x (I wm) = 0 with wm = (w0 + w1) / 2, solved
   // by Newton's method (3 unknowns; two or three iterations reach round-off).
-  auto skew = [](const Vec3d& a) {
-    Mat3d s;
-    s << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
-    return s;
-  };
   const Mat3d Id = I.asDiagonal();
   Vec3d w1 = w0;
   for (int it = 0; it < 20; ++it) {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <numeric>
 
 namespace eddy {
@@ -13,14 +12,30 @@ namespace {
 
 bool rounded(const BodyGeometry& g) { return g.shape != BodyShape::Box; }
 
+// Whether a feature with normal cone `cone` (body axes) supports its body
+// against a push along n (body axes): -n within the cone, up to about 15
+// degrees so that a box resting nearly flat keeps all its bottom corners.
+// A corner's cone is the octant of its signs; an edge's lies across the
+// edge (its zero component), so a push along the edge is not the edge's
+// (the corner at its end takes it); a zero cone (a sphere's or capsule's
+// core) faces every way. Without this test a corner of one box lying on the
+// side plane of an equal box stacked on it would make a sideways contact.
+bool supports(const Vec3d& cone, const Vec3d& n_body) {
+  if (cone.isZero()) return true;
+  for (int k = 0; k < 3; ++k) {
+    if (cone[k] != 0 && -n_body[k] * cone[k] < -0.25) return false;
+    if (cone[k] == 0 && std::abs(n_body[k]) > 0.25) return false;
+  }
+  return true;
+}
+
 // Signed distance of a shape at body-frame point q, with its outward normal.
 // Inside a box the nearest face need not be the one a sampled feature
 // pushes against: the top corner of a box under an equal box lies on that
 // box's side planes (distance 0) as it presses 0.1 mm into its bottom face.
-// With `accept` (a test of a face normal, body axes), the nearest face it
-// accepts within a quarter of the smallest half extent is taken.
-double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n,
-                      const std::function<bool(const Vec3d&)>* accept = nullptr) {
+// With `feature`, the nearest face whose normal the feature's cone supports,
+// within a quarter of the smallest half extent, is taken.
+double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n, const FeatureCone* feature = nullptr) {
   switch (g.shape) {
     case BodyShape::Box: {
       const Vec3d d = q.cwiseAbs() - g.half;
@@ -33,13 +48,13 @@ double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n,
       }
       int k = 0;  // inside: the nearest face
       const double dmax = d.maxCoeff(&k);
-      if (accept) {
+      if (feature) {
         int best = -1;
         for (int a = 0; a < 3; ++a) {
           if (d[a] < dmax - 0.25 * g.half.minCoeff() || (best >= 0 && d[a] <= d[best])) continue;
           Vec3d na = Vec3d::Zero();
           na[a] = s[a];
-          if ((*accept)(na)) best = a;
+          if (supports(feature->cone, feature->to_feature * na)) best = a;
         }
         if (best >= 0) k = best;
       }
@@ -100,23 +115,6 @@ void core_samples(const BodyGeometry& g, std::vector<Sample>& out) {
   }
 }
 
-// Whether a feature with normal cone `cone` (body axes) supports its body
-// against a push along n (body axes): -n within the cone, up to about 15
-// degrees so that a box resting nearly flat keeps all its bottom corners.
-// A corner's cone is the octant of its signs; an edge's lies across the
-// edge (its zero component), so a push along the edge is not the edge's
-// (the corner at its end takes it); a zero cone (a sphere's or capsule's
-// core) faces every way. Without this test a corner of one box lying on the
-// side plane of an equal box stacked on it would make a sideways contact.
-bool supports(const Vec3d& cone, const Vec3d& n_body) {
-  if (cone.isZero()) return true;
-  for (int k = 0; k < 3; ++k) {
-    if (cone[k] != 0 && -n_body[k] * cone[k] < -0.25) return false;
-    if (cone[k] == 0 && std::abs(n_body[k]) > 0.25) return false;
-  }
-  return true;
-}
-
 // World samples of a body with their cones (the cones stay in body axes).
 struct WorldSamples {
   std::vector<Vec3d> p;
@@ -161,11 +159,9 @@ void sample_against(const Bodies& B, int s, int o, const WorldSamples& ws, doubl
   for (std::size_t k = 0; k < ws.p.size(); ++k) {
     const Vec3d& ps = ws.p[k];
     // A face of o can push the sampled feature only along a normal its cone supports.
-    const Quatd o_to_s = B.q[std::size_t(s)].conjugate() * B.q[std::size_t(o)];
-    const Vec3d cone = ws.cone[k];
-    const std::function<bool(const Vec3d&)> accept = [&](const Vec3d& n_o) { return supports(cone, o_to_s * n_o); };
+    const FeatureCone feature{ws.cone[k], B.q[std::size_t(s)].conjugate() * B.q[std::size_t(o)]};
     Vec3d n;
-    const double d = body_distance(B, std::size_t(o), ps, &n, cone.isZero() ? nullptr : &accept);
+    const double d = body_distance(B, std::size_t(o), ps, &n, feature.cone.isZero() ? nullptr : &feature);
     const double phi = d - rs;
     if (phi >= margin || !supports(ws.cone[k], B.q[std::size_t(s)].conjugate() * n)) continue;
     BodyContact c;
@@ -281,11 +277,10 @@ std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& b
   return pairs;
 }
 
-double body_distance(const Bodies& B, std::size_t i, const Vec3d& p, Vec3d* normal,
-                     const std::function<bool(const Vec3d&)>* accept) {
+double body_distance(const Bodies& B, std::size_t i, const Vec3d& p, Vec3d* normal, const FeatureCone* feature) {
   const Quatd& q = B.q[i];
   Vec3d n;
-  const double d = shape_distance(B.geometry[i], q.conjugate() * (p - B.x[i]), &n, accept);
+  const double d = shape_distance(B.geometry[i], q.conjugate() * (p - B.x[i]), &n, feature);
   *normal = q * n;
   return d;
 }

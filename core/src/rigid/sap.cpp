@@ -13,12 +13,6 @@ namespace eddy {
 
 namespace {
 
-Mat3d skew(const Vec3d& a) {
-  Mat3d s;
-  s << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
-  return s;
-}
-
 using Mat36 = Eigen::Matrix<double, 3, 6>;
 
 // One side of a contact: the body and its 3x6 Jacobian block (contact frame

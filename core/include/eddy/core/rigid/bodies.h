@@ -91,6 +91,13 @@ struct Bodies {
 // `segments` around their axis (at least 6).
 Mesh bodies_to_mesh(const Bodies& bodies, int segments = 24);
 
+// The cross-product matrix: skew(a) b = a x b.
+inline Mat3d skew(const Vec3d& a) {
+  Mat3d s;
+  s << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
+  return s;
+}
+
 // Torque-free rotation over one step h in body axes, by the implicit
 // midpoint rule on Euler's equation I0 dw/dt + w x (I0 w) = 0: it keeps
 // both quadratic invariants, |I0 w| (= |L|) and w . I0 w (= 2 E), to

@@ -12,7 +12,6 @@
 // golden-section search: crossing edges); capsule pairs add the closest
 // points of their axes. Colliders are met through their own signed distance
 // (collider_walls: a box container's three nearest walls).
-#include <functional>
 #include <utility>
 #include <vector>
 
@@ -40,12 +39,19 @@ BoundsD body_bounds(const Bodies& bodies, std::size_t i, double margin);
 // Pairs (i < j) of boxes that overlap: sweep and prune; ordered by (i, j).
 std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds);
 
+// A sampled feature of another body: its normal cone (that body's axes,
+// contact.cpp) and the rotation from the measured body's axes into them.
+struct FeatureCone {
+  Vec3d cone;
+  Quatd to_feature;
+};
+
 // Signed distance of body i's shape at world point p, with the unit
-// outward normal (world). Inside a box, `accept` (a test of a face normal
-// in the body's axes) may pass over a nearer face for a slightly deeper one
-// it accepts (contact.cpp says when).
+// outward normal (world). Inside a box, with `feature`, a nearer face may be
+// passed over for a slightly deeper one whose normal the feature's cone
+// supports (contact.cpp says when).
 double body_distance(const Bodies& bodies, std::size_t i, const Vec3d& p, Vec3d* normal,
-                     const std::function<bool(const Vec3d&)>* accept = nullptr);
+                     const FeatureCone* feature = nullptr);
 
 // Every contact of the bodies with each other and with the colliders at
 // simulation time `time`, within `margin` (m) of touching.
