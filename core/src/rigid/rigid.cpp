@@ -42,6 +42,8 @@ RigidSolver::RigidSolver(const RigidParams& p) : Solver(p) { validate(p); }
 
 void RigidSolver::load(const Bodies& bodies) {
   bodies_ = bodies;
+  force_.clear();
+  torque_.clear();
   max_speed_ = 0;
   for (std::size_t i = 0; i < bodies_.size(); ++i) max_speed_ = std::max(max_speed_, float(bodies_.v[i].norm()));
 }
@@ -66,6 +68,13 @@ Mat3d contact_frame(const Vec3d& n) {
 }
 
 }  // namespace
+
+void RigidSolver::set_external_wrench(std::vector<Vec3d> force, std::vector<Vec3d> torque) {
+  if ((!force.empty() && force.size() != bodies_.size()) || (!torque.empty() && torque.size() != bodies_.size()))
+    throw Error("RigidSolver: an external wrench needs one force and torque per body (or none)");
+  force_ = std::move(force);
+  torque_ = std::move(torque);
+}
 
 void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepStats& s) {
   const double h = dt;
@@ -102,6 +111,9 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     pb.v_guess.segment<3>(Eigen::Index(6 * i)) = B.v[i];
     pb.v_guess.segment<3>(Eigen::Index(6 * i + 3)) = B.w[i];
     pb.v_star.segment<3>(Eigen::Index(6 * i + 3)) = R * w_end_[i];
+    if (i < force_.size()) pb.v_star.segment<3>(Eigen::Index(6 * i)) += (h / B.mass[i]) * force_[i];
+    if (i < torque_.size())
+      pb.v_star.segment<3>(Eigen::Index(6 * i + 3)) += h * pb.inertia[i].ldlt().solve(torque_[i]);
   }
   times_.free = clock.lap();
 
@@ -133,14 +145,15 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   sap_ = sap_solve(pb, sp, v_, &gamma_, &reg_);
   times_.solve = clock.lap();
 
-  // (x, q, v, w) => (x + h v, q turned by h w). The contacts' change of w
-  // adds to the free rotation's midpoint velocity, in body axes at the
+  // (x, q, v, w) => (x + h v, q turned by h w). The contacts' (and an
+  // external torque's) change of w adds to the free rotation's midpoint velocity, in body axes at the
   // step's start; the end velocity is carried into the new body axes.
   float vmax = 0;
   uint32_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Mat3d R = B.q[i].toRotationMatrix();
-    const Vec3d dw = R.transpose() * (v_.segment<3>(Eigen::Index(6 * i + 3)) - pb.v_star.segment<3>(Eigen::Index(6 * i + 3)));
+    // Change of w beyond the free rotation: the contacts' and the external torque's.
+    const Vec3d dw = R.transpose() * v_.segment<3>(Eigen::Index(6 * i + 3)) - w_end_[i];
     B.v[i] = v_.segment<3>(Eigen::Index(6 * i));
     B.x[i] += h * B.v[i];
     B.q[i] = rotate_body(B.q[i], h * (w_mid_[i] + dw));

@@ -7,6 +7,7 @@
 // (load/store, suggest_dt, ...); each backend implements that interface.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -37,27 +38,75 @@ class StageClock {
   Clock::time_point last_ = Clock::now();
 };
 
+// The impulse one collider's surface gave a solver's particles over a step:
+// `linear` (N s) and its moment about the world origin (N m s), summed in
+// double. What the collider received is the opposite.
+struct ColliderImpulse {
+  double linear[3] = {0, 0, 0};
+  double angular[3] = {0, 0, 0};
+};
+
+// Something stepped together with a solver, in the same steps (bodies coupled
+// two ways with a liquid, core/rigid/coupling.h): called before each step
+// (to place what the solver meets) and after it (to answer what the solver
+// did), also when the solver's own state is empty.
+class StepPartner {
+ public:
+  virtual ~StepPartner() = default;
+  virtual void before_step(double dt, double time) = 0;
+  virtual void after_step(double dt, double time) = 0;
+};
+
+// What every solver offers whatever its parameters: the colliders it meets
+// and, where the method supports it, the impulses they gave its particles
+// (two-way coupling), and the partner stepped with it.
+class SolverBase {
+ public:
+  virtual ~SolverBase() = default;
+  virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
+  // Whether the method measures its colliders' impulses (reactions()).
+  virtual bool measures_reactions() const { return false; }
+  // With `on`, each step sums per collider the impulse its surface gave the
+  // particles (the method's boundary handling: wall pressure, projection,
+  // friction), read with reactions() after the step.
+  virtual void track_reactions(bool on) { (void)on; }
+  // The last step's impulse per collider (one entry per collider, in the
+  // order given to set_colliders); `lost` counts contributions that could
+  // not be attributed (a particle near more colliders than it keeps slots
+  // for), 0 in a sound setup.
+  virtual void reactions(std::vector<ColliderImpulse>& out, uint64_t* lost = nullptr) const {
+    out.assign(0, ColliderImpulse{});
+    if (lost) *lost = 0;
+  }
+  void set_partner(StepPartner* p) { partner_ = p; }
+  StepPartner* partner() const { return partner_; }
+
+ protected:
+  StepPartner* partner_ = nullptr;
+};
+
 template <class Params, class StepStats, class StageTimes>
-class Solver {
+class Solver : public SolverBase {
  public:
   using ParamsType = Params;
   using StageTimesType = StageTimes;
-  virtual ~Solver() = default;
   // "cpu" or "cuda".
   virtual const char* backend() const = 0;
   const Params& params() const { return params_; }
 
-  virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
   // One step (or substep) of dt seconds; `time` is the simulation time at
   // its start (moving colliders are placed at it). An empty state takes no
   // work; otherwise the method's take_step runs its stages, timing them on
-  // the clock it is given.
+  // the clock it is given. A partner steps around it either way.
   StepStats step(float dt, float time) {
     StepStats s;
     s.dt = dt;
-    if (size() == 0) return s;
-    StageClock clock;
-    take_step(dt, time, clock, s);
+    if (partner_) partner_->before_step(dt, time);
+    if (size() > 0) {
+      StageClock clock;
+      take_step(dt, time, clock, s);
+    }
+    if (partner_) partner_->after_step(dt, time);
     return s;
   }
   // Particles in the state.

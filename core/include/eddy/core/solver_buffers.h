@@ -20,6 +20,7 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/points.h"
+#include "eddy/core/solver.h"
 
 namespace eddy {
 
@@ -124,9 +125,105 @@ class DeviceColliders {
   uint32_t n_ = 0;
 };
 
+// Two-way coupling's bookkeeping: per particle, the impulse each nearby
+// collider gave it over the step, in up to kReactionSlots slots (a particle
+// near a body, the tank's floor and a wall uses three). Slots are claimed by
+// the particle's own thread, so the kernels need no atomics; a contribution
+// finding no free slot is counted as lost. A default ReactionView (tracking
+// off) has null pointers, and the kernels skip it.
+constexpr int kReactionSlots = 3;
+struct ReactionView {
+  int32_t* k = nullptr;   // (kReactionSlots n) collider index, -1 free
+  Vec3f* J = nullptr;     // (kReactionSlots n) N s given to the particle
+  uint32_t* lost = nullptr;  // (n) contributions without a slot
+  EDDY_HD_INLINE bool on() const { return k != nullptr; }
+  // The slot of collider c for particle i, claimed if new; -1 when full.
+  EDDY_HD_INLINE int slot(uint32_t i, int32_t c) const {
+    int32_t* ks = k + size_t(i) * kReactionSlots;
+    for (int s = 0; s < kReactionSlots; ++s) {
+      if (ks[s] == c) return s;
+      if (ks[s] < 0) {
+        ks[s] = c;
+        return s;
+      }
+    }
+    ++lost[i];
+    return -1;
+  }
+  EDDY_HD_INLINE void add(uint32_t i, int32_t c, Vec3f impulse) const {
+    const int s = slot(i, c);
+    if (s >= 0) J[size_t(i) * kReactionSlots + s] += impulse;
+  }
+};
+
+template <class Exec>
+class ColliderReactions {
+ public:
+  template <class T>
+  using Vec = typename Exec::template Vector<T>;
+  bool on() const { return on_; }
+  void enable(bool on) { on_ = on; }
+  // Empty slots for n particles (at each step's start); tracking off: nothing.
+  void reset(const Exec& ex, uint32_t n) {
+    if (!on_) return;
+    k_.resize(size_t(n) * kReactionSlots);
+    J_.resize(size_t(n) * kReactionSlots);
+    lost_.resize(n);
+    n_ = n;
+    const ReactionView r = view();
+    ex.for_each(n, [=] EDDY_HD(uint32_t i) {
+      for (int s = 0; s < kReactionSlots; ++s) {
+        r.k[size_t(i) * kReactionSlots + s] = -1;
+        r.J[size_t(i) * kReactionSlots + s] = vec3(0.0f);
+      }
+      r.lost[i] = 0;
+    });
+  }
+  ReactionView view() { return on_ ? ReactionView{k_.data(), J_.data(), lost_.data()} : ReactionView{}; }
+  // The step's impulses per collider (ncoll entries), their moments taken at
+  // the particles' positions x (the step's end), summed on the host in double.
+  template <class V3>
+  void sum(const Exec& ex, const V3& x, uint32_t ncoll, std::vector<ColliderImpulse>& out, uint64_t* lost) const {
+    out.assign(ncoll, ColliderImpulse{});
+    if (lost) *lost = 0;
+    if (!on_ || n_ == 0) return;
+    std::vector<int32_t> k(size_t(n_) * kReactionSlots);
+    std::vector<Vec3f> J(k.size()), P(n_);
+    std::vector<uint32_t> l(n_);
+    ex.download(k_, k.data(), k.size());
+    ex.download(J_, J.data(), J.size());
+    ex.download(x, P.data(), n_);
+    ex.download(lost_, l.data(), n_);
+    for (uint32_t i = 0; i < n_; ++i) {
+      if (lost) *lost += l[i];
+      const double p[3] = {P[i].x, P[i].y, P[i].z};
+      for (int s = 0; s < kReactionSlots; ++s) {
+        const int32_t c = k[size_t(i) * kReactionSlots + s];
+        if (c < 0 || uint32_t(c) >= ncoll) continue;
+        const Vec3f& j = J[size_t(i) * kReactionSlots + s];
+        const double q[3] = {j.x, j.y, j.z};
+        ColliderImpulse& o = out[size_t(c)];
+        for (int a = 0; a < 3; ++a) o.linear[a] += q[a];
+        o.angular[0] += p[1] * q[2] - p[2] * q[1];
+        o.angular[1] += p[2] * q[0] - p[0] * q[2];
+        o.angular[2] += p[0] * q[1] - p[1] * q[0];
+      }
+    }
+  }
+  std::size_t bytes() const { return k_.size() * 4 + J_.size() * sizeof(Vec3f) + lost_.size() * 4; }
+
+ private:
+  bool on_ = false;
+  uint32_t n_ = 0;
+  Vec<int32_t> k_;
+  Vec<Vec3f> J_;
+  Vec<uint32_t> lost_;
+};
+
 // The part of every solver template (PbfSolverT, SphSolverT, MpmSolverT)
 // that does not depend on its method: the executor, the particle count,
-// the carried attributes, the colliders and the stage times, with the
+// the carried attributes, the colliders (and their reactions, for the
+// methods that measure them) and the stage times, with the
 // Interface's backend(), size(), stage_times() and a set_colliders() that
 // uploads the colliders (a method that does more overrides it and calls
 // this one).
@@ -150,6 +247,7 @@ class SolverOn : public Interface {
   uint32_t n_ = 0, ncoll_ = 0;
   CarriedAttributes<Exec> carried_;
   DeviceColliders<Exec> colliders_;
+  ColliderReactions<Exec> reactions_;
   StageTimes times_;
 };
 
@@ -160,7 +258,7 @@ class SolverOn : public Interface {
 #define EDDY_SOLVER_ON(Interface)                                                                               \
   using Base = SolverOn<Exec, Interface>;                                                                       \
   using Base::carried_, Base::colliders_, Base::ex_, Base::max_speed_, Base::n_, Base::ncoll_, Base::params_,   \
-      Base::times_;                                                                                             \
+      Base::reactions_, Base::times_;                                                                           \
   template <class T>                                                                                            \
   using Vec = typename Exec::template Vector<T>
 

@@ -105,6 +105,16 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   PbfSolverT(const PbfParams& p, Exec ex) : Base(p, std::move(ex)), grid_(ex_) { validate(p); }
 
   float particle_mass() const override { return c_.mass; }
+
+  // Two-way coupling: the walls' pressure (their share of each particle's
+  // position correction), the projection out of the colliders and the
+  // friction and restitution at them, per collider, as impulses m dx / dt
+  // and m dv.
+  bool measures_reactions() const override { return true; }
+  void track_reactions(bool on) override { reactions_.enable(on); }
+  void reactions(std::vector<ColliderImpulse>& out, uint64_t* lost) const override {
+    reactions_.sum(ex_, x_, ncoll_, out, lost);
+  }
   float particle_radius() const override { return c_.r; }
 
   void load(const Points& pts) override {
@@ -139,7 +149,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
                 wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) +
                (lambda_.size() + density_.size() + tmp1_.size()) * 4;
-    b += carried_.bytes();
+    b += carried_.bytes() + reactions_.bytes() + react_wall_.size() * sizeof(Vec3f);
     return b + grid_.memory_bytes();
   }
 
@@ -148,7 +158,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     times_.predict = clock.lap();
     find_neighbors();
     times_.neighbors = clock.lap();
-    solve(time + dt, s);
+    solve(dt, time + dt, s);
     times_.solve = clock.lap();
     update_velocity(dt, time + dt);
     if (params_.vorticity > 0.0f || params_.xsph > 0.0f) non_pressure_forces(dt);
@@ -192,8 +202,10 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
 
   // Jacobi iterations until the mean density error target, within
   // [min_iterations, max_iterations].
-  void solve(float t_end, PbfStepStats& s) {
-    collide(xp_.data(), t_end);
+  void solve(float dt, float t_end, PbfStepStats& s) {
+    reactions_.reset(ex_, n_);
+    if (reactions_.on()) react_wall_.resize(size_t(n_) * kReactionSlots);
+    collide(xp_.data(), t_end, dt);
     for (int it = 0;; ++it) {
       const PbfReduceStats e = compute_density(xp_.data(), t_end, /*with_lambda=*/true);
       s.mean_density_error = 100.0f * e.err_sum / float(n_);
@@ -202,7 +214,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       if (it >= params_.max_iterations) break;
       if (it >= params_.min_iterations && s.mean_density_error <= params_.max_density_error) break;
       compute_delta();
-      apply_delta(t_end);
+      apply_delta(t_end, dt);
     }
   }
 
@@ -218,6 +230,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     float* lambda = lambda_.data();
     float* err = tmp1_.data();
     Vec3f* wall_dp = wall_dp_.data();
+    const ReactionView R = with_lambda ? reactions_.view() : ReactionView{};
+    Vec3f* pending = R.on() ? react_wall_.data() : nullptr;
     const float w0 = K.W(0.0f);
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
@@ -244,6 +258,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       constexpr int kMaxWalls = 12;
       WallSample near[kMaxWalls];
       Vec3f normal[kMaxWalls];
+      uint32_t owner[kMaxWalls];
+      float push[kMaxWalls];  // 1: the wall's s_corr pushes, 0: a body's does not
       int nw = 0;
       float keep = 1.0f;  // prod_w (1 - psi_w)
       for (uint32_t k = 0; k < ncoll && nw < kMaxWalls; ++k) {
@@ -253,6 +269,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           if (walls[w].distance >= c.h) continue;
           near[nw] = wall_lookup(table, c, walls[w].distance);
           normal[nw] = walls[w].normal;
+          owner[nw] = k;
+          push[nw] = cols[k].body ? 0.0f : 1.0f;
           keep *= 1.0f - near[nw].psi;
           ++nw;
         }
@@ -270,7 +288,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       for (int w = 0; w < nw; ++w) {
         const float others = keep / (1.0f - near[w].psi);
         wg += normal[w] * (near[w].dpsi * others);
-        ws += normal[w] * (near[w].scorr * others * full);
+        ws += normal[w] * (near[w].scorr * others * full * push[w]);
       }
       density[i] = rel / c.inv_rho0;
       const float C = fmaxf(rel - 1.0f, 0.0f);
@@ -282,6 +300,17 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         lambda[i] = li;
         // The walls' part of dp_i: lambda_i grad(wall) plus their s_corr push.
         wall_dp[i] = wg * li + ws * c.scorr_scale;
+        if (R.on()) {
+          // Each wall's share, applied (and so given as impulse) by apply_delta.
+          for (int s = 0; s < kReactionSlots; ++s) pending[size_t(i) * kReactionSlots + s] = vec3(0.0f);
+          for (int w = 0; w < nw; ++w) {
+            const int s = R.slot(i, int32_t(owner[w]));
+            if (s < 0) continue;
+            const float others = keep / (1.0f - near[w].psi);
+            pending[size_t(i) * kReactionSlots + s] +=
+                normal[w] * (others * (near[w].dpsi * li + near[w].scorr * full * push[w] * c.scorr_scale));
+          }
+        }
       }
     });
     return ex_.reduce(
@@ -313,19 +342,31 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     });
   }
 
-  void apply_delta(float t) {
+  void apply_delta(float t, float dt) {
     Vec3f* xp = xp_.data();
     const Vec3f* dp = dp_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { xp[i] += dp[i]; });
-    collide(xp, t);
+    const ReactionView R = reactions_.view();
+    const Vec3f* pending = R.on() ? react_wall_.data() : nullptr;
+    const float m_dt = c_.mass / dt;
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      xp[i] += dp[i];
+      if (R.on())
+        for (int s = 0; s < kReactionSlots; ++s) {
+          const size_t q = size_t(i) * kReactionSlots + s;
+          if (R.k[q] >= 0) R.J[q] += pending[q] * m_dt;
+        }
+    });
+    collide(xp, t, dt);
   }
 
   // Projects positions out of the colliders to a particle radius from the surface.
-  void collide(Vec3f* xp, float t) {
+  void collide(Vec3f* xp, float t, float dt) {
     if (ncoll_ == 0) return;
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = ncoll_;
     const float r = c_.r;
+    const ReactionView R = reactions_.view();
+    const float m_dt = c_.mass / dt;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       Vec3f p = xp[i];
       // A few passes: pushing out of one face of a container can leave the
@@ -336,6 +377,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           const SdfSample sd = collider_sdf(cols[k], p, t);
           if (sd.distance < r) {
             p += sd.normal * (r - sd.distance);
+            if (R.on()) R.add(i, int32_t(k), sd.normal * ((r - sd.distance) * m_dt));
             moved = true;
           }
         }
@@ -357,6 +399,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const float band = 1.5f * c_.r;              // friction acts within this distance of a wall
     const float touch = c_.r * (1.0f + 1e-3f);   // restitution only on contact (projected to r)
     const float inv_dt = 1.0f / dt;
+    const ReactionView R = reactions_.view();
+    const float m = c_.mass;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f pre = v[i];
       Vec3f vn = (xp[i] - x[i]) * inv_dt;
@@ -373,7 +417,9 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         const float impulse = fmaxf(un - un_pre, 0.0f);
         const float ut_len = length(ut);
         const float keep = ut_len > 0.0f ? fmaxf(0.0f, 1.0f - col.friction * impulse / ut_len) : 0.0f;
+        const Vec3f before = vn;
         vn = u + ut * keep + sd.normal * un;
+        if (R.on()) R.add(i, int32_t(k), (vn - before) * m);
       }
       v[i] = vn;
     });
@@ -449,6 +495,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   uint64_t steps_ = 0;
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<float> lambda_, density_, tmp1_;
+  Vec<Vec3f> react_wall_;  // (kReactionSlots n) each wall's share of this iteration's dp, while tracking
   Vec<float> wall_table_;
 };
 

@@ -61,6 +61,10 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   const Bodies& bodies() const { return bodies_; }
   void store(Bodies& out) const { out = bodies_; }
   void set_colliders(const std::vector<Collider>& colliders) override { colliders_ = colliders; }
+  // Forces (N, world) and torques (N m, about each centre of mass, world
+  // axes) on the bodies over the following steps, besides gravity and
+  // contact (a liquid's push in a coupled step); empty vectors: none.
+  void set_external_wrench(std::vector<Vec3d> force, std::vector<Vec3d> torque);
   std::size_t size() const override { return bodies_.size(); }
   std::size_t memory_bytes() const override;
   RigidStageTimes stage_times() const override { return times_; }
@@ -82,7 +86,8 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   std::vector<SapRegularisation> reg_;
   SapStats sap_;
   SapProblem problem_;
-  std::vector<Vec3d> w_end_, w_mid_;  // body axes: free rotation's end and midpoint velocities
+  std::vector<Vec3d> w_end_, w_mid_;
+  std::vector<Vec3d> force_, torque_;  // external wrench per body (set_external_wrench)  // body axes: free rotation's end and midpoint velocities
   Eigen::VectorXd v_;
   RigidStageTimes times_;
 };
