@@ -27,8 +27,19 @@ Value Server::Impl::value_of(const std::string& node, const std::string& output,
   need_node(e.graph(), node);
   const auto outs = e.cook(node, frame);
   if (outs->empty()) throw HttpError(404, "node '" + node + "' has no outputs");
-  if (output.empty()) return outs->begin()->second;
-  const auto it = outs->find(output);
+  // No output named: the first its spec lists that it produced (a liquid
+  // solver's particles before its bodies).
+  std::string name = output;
+  if (name.empty()) {
+    const NodeSpec* spec = registry.find(e.graph().find(node)->type);
+    for (const auto& o : spec ? spec->outputs : std::vector<SocketSpec>{})
+      if (outs->count(o.name)) {
+        name = o.name;
+        break;
+      }
+    if (name.empty()) return outs->begin()->second;
+  }
+  const auto it = outs->find(name);
   if (it == outs->end()) throw HttpError(404, "node '" + node + "' has no output '" + output + "'");
   return it->second;
 }

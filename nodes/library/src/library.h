@@ -8,6 +8,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/param_table.h"
+#include "eddy/core/rigid/coupling.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
@@ -137,19 +138,21 @@ class SolverNode : public Node {
     try {
       const std::shared_ptr<const State> from = SolverState<State>::start(ctx);
       const std::vector<Collider> colliders = input_colliders(ctx);
-      if (must_restart(ctx, from)) {
+      const bool restart = must_restart(ctx, from);
+      if (restart) {
+        release();
         solver_ = make_solver(ctx);
-        solver_->set_colliders(colliders);  // first: loading looks at them (wall density, speed estimate)
-        load(ctx, *from);
-      } else {
-        solver_->set_colliders(colliders);
       }
+      meet(ctx, restart, colliders);  // first: loading looks at them (wall density, speed estimate)
+      if (restart) load(ctx, *from);
       if (ctx.previous()) advance(ctx, (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps(), 1.0 / ctx.fps());
       auto out = std::make_shared<State>();
       store(ctx, *out);
       last_ = out;
       ctx.output_shared<State>(SolverState<State>::socket, out);
+      finish(ctx);
     } catch (...) {
+      release();
       solver_.reset();
       last_.reset();
       throw;
@@ -157,6 +160,17 @@ class SolverNode : public Node {
   }
 
  protected:
+  // Gives the solver the frame's colliders (a node stepping bodies with its
+  // liquid adds them, CoupledBodies); `restarted`: the solver is new.
+  virtual void meet(CookContext&, bool restarted, const std::vector<Collider>& colliders) {
+    (void)restarted;
+    solver_->set_colliders(colliders);
+  }
+  // Lets go of what holds on to the solver, before it is replaced.
+  virtual void release() {}
+  // Outputs besides the state, after it is stored.
+  virtual void finish(CookContext&) {}
+
   // A new solver for the node's parameters.
   virtual std::unique_ptr<Solver> make_solver(const CookContext& ctx) = 0;
   // Takes the particles (or bodies) as the solver's state (at the start frame, or to resume).
@@ -185,6 +199,35 @@ class SolverNode : public Node {
 
   std::shared_ptr<const State> last_;
   uint64_t params_sig_ = 0;
+};
+
+// The `bodies` input and output of a liquid solver node, and the bodies
+// stepped two ways with its liquid (core/rigid/coupling.h): linked, the
+// bodies (at the start frame those linked in, then the node's own of the
+// frame before) become colliders of the liquid in each substep and are
+// pushed by it; unlinked, the liquid meets only the scene's colliders and
+// the output is empty.
+class CoupledBodies {
+ public:
+  // The spec's `bodies` input, output and the bodies' parameters.
+  static NodeSpec& spec(NodeSpec& s);
+  // The liquid's colliders for the frame (and, linked, the coupling made or
+  // kept); `gravity` is the liquid's.
+  void meet(CookContext& ctx, SolverBase& liquid, bool restarted, const std::vector<Collider>& colliders,
+            const Vec3f& gravity);
+  void release() { coupling_.reset(); }
+  bool linked() const { return coupling_ != nullptr; }
+  // Before a frame's steps: its number, named in errors.
+  void begin_frame(int frame);
+  // The fastest body, m/s (for the substep count).
+  float max_speed() const;
+  // The frame's report on the bodies ("" when none).
+  std::string info() const;
+  // The bodies on the `bodies` output.
+  void output(CookContext& ctx) const;
+
+ private:
+  std::unique_ptr<BodyCoupling> coupling_;
 };
 
 void register_emitters(Registry& r);

@@ -28,9 +28,22 @@ class PbfNode final : public SolverNode<PbfSolver> {
     return make_on_device(ctx, read_params(ctx), make_pbf_solver_cpu, gpu::make_pbf_solver_cuda);
   }
 
+  void meet(CookContext& ctx, bool restarted, const std::vector<Collider>& colliders) override {
+    bodies_.meet(ctx, *solver_, restarted, colliders, solver_->params().gravity);
+  }
+  void release() override { bodies_.release(); }
+  void finish(CookContext& ctx) override { bodies_.output(ctx); }
+
   void advance(CookContext& ctx, double t0, double frame_dt) override {
-    const SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
-                               float(ctx.param_float("cfl"))};
+    SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
+                         float(ctx.param_float("cfl"))};
+    if (bodies_.linked()) {
+      // The CFL condition counts the bodies too: a body's surface moving
+      // through the liquid is a wall the particles must not skip.
+      policy.min_substeps = pbf_substeps(policy, bodies_.max_speed(), length(solver_->params().gravity), frame_dt,
+                                         solver_->particle_radius());
+      bodies_.begin_frame(ctx.frame());
+    }
     const PbfFrameStats st = pbf_advance_frame(*solver_, t0, frame_dt, policy, ctx.frame(), solver_->particle_radius(),
                                                [&](int s, int n, const PbfStepStats& ss) {
                                                  char buf[96];
@@ -44,8 +57,10 @@ class PbfNode final : public SolverNode<PbfSolver> {
                   "max speed %.3f m/s (CFL %.2f)",
                   solver_->size(), st.substeps, st.mean_iterations, st.mean_density_error, st.max_density_error,
                   st.max_speed, st.max_cfl);
-    ctx.info(buf);
+    ctx.info(buf + bodies_.info());
   }
+
+  CoupledBodies bodies_;
 };
 
 }  // namespace
@@ -60,8 +75,10 @@ void register_pbf(Registry& r) {
       "then applies vorticity confinement and XSPH viscosity. At the start frame it outputs the input "
       "particles; frame f continues from frame f - 1. SI units. Reports per frame the mean and max density "
       "error, the iterations used and the max speed, and stops with an error naming the frame when the "
-      "simulation becomes unstable.",
+      "simulation becomes unstable. Rigid bodies linked into `bodies` float, sink and are pushed by the liquid, "
+      "which they push back (two-way coupling, in the same substeps).",
       "Particles with P, v, density and the input's attributes.");
+  CoupledBodies::spec(s);
   s.param_int("substeps", sub.min_substeps, 1, 1000, "", "Fewest substeps per frame; dt = 1 / (fps x substeps).")
       .param_int("max_substeps", sub.max_substeps, 1, 1000, "",
                  "Most substeps per frame, when the CFL condition asks for more than `substeps`.")

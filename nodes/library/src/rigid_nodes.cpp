@@ -1,6 +1,7 @@
 // Rigid-body nodes: RigidBody makes one body, RigidBodySolver steps them in
 // frictional contact (SAP, core/rigid), WriteBodies writes their poses per
 // frame, BodiesToMesh turns them into a mesh to surface, write or view.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -19,6 +20,71 @@ std::shared_ptr<const Bodies> SolverState<Bodies>::start(const CookContext& ctx)
   auto all = std::make_shared<Bodies>();
   for (std::size_t k = 0; k < ctx.input_count("bodies"); ++k) all->append(*ctx.input<Bodies>("bodies", k));
   return all;
+}
+
+NodeSpec& CoupledBodies::spec(NodeSpec& s) {
+  const RigidParams d;
+  s.input("bodies", "bodies",
+          "Rigid bodies stepped with the liquid, two ways (optional; any number, read at the start frame): they "
+          "move as colliders of the liquid, which pushes them back; they meet the colliders and each other as "
+          "in RigidBodySolver (SAP contact, its default contact parameters).",
+          true, true)
+      .output("bodies", "bodies", "The bodies of the frame (empty when none are linked).")
+      .param_float("body_time_step", d.time_step, 1e-6, 0.1, "s",
+                   "Longest step of the bodies: each liquid substep takes equal body steps of at most this.");
+  return s;
+}
+
+void CoupledBodies::meet(CookContext& ctx, SolverBase& liquid, bool restarted, const std::vector<Collider>& colliders,
+                         const Vec3f& gravity) {
+  if (ctx.input_count("bodies") == 0) {
+    coupling_.reset();
+    liquid.set_colliders(colliders);
+    return;
+  }
+  if (restarted || !coupling_) {
+    coupling_.reset();
+    RigidParams p;
+    p.gravity = gravity;
+    p.time_step = float(ctx.param_float("body_time_step"));
+    coupling_ = std::make_unique<BodyCoupling>(liquid, p, *SolverState<Bodies>::start(ctx), colliders);
+  } else {
+    coupling_->set_colliders(colliders);
+  }
+  // Where the frame starts (the liquid's load looks at its colliders there).
+  const int f = ctx.previous() ? ctx.frame() - 1 : ctx.frame();
+  coupling_->place((f - ctx.start_frame()) / ctx.fps());
+}
+
+void CoupledBodies::begin_frame(int frame) {
+  if (coupling_) coupling_->begin_frame(frame);
+}
+
+float CoupledBodies::max_speed() const {
+  float v = 0;
+  if (coupling_)
+    for (const Vec3d& b : coupling_->rigid().bodies().v) v = std::max(v, float(b.norm()));
+  return v;
+}
+
+std::string CoupledBodies::info() const {
+  if (!coupling_) return "";
+  const CouplingFrameStats& st = coupling_->frame_stats();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "; %zu bodies: %d steps, liquid force up to %.4g N, up to %d contacts, deepest penetration %.3g mm, "
+                "max speed %.3f m/s",
+                coupling_->rigid().size(), st.rigid.steps, st.max_force, st.rigid.max_contacts,
+                1e3 * st.rigid.penetration, st.rigid.max_speed);
+  std::string s = buf;
+  if (st.lost) s += "; " + std::to_string(st.lost) + " liquid pushes not attributed to a body";
+  return s;
+}
+
+void CoupledBodies::output(CookContext& ctx) const {
+  Bodies b;
+  if (coupling_) coupling_->rigid().store(b);
+  ctx.output("bodies", std::move(b));
 }
 
 namespace {
