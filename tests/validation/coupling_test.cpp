@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "eddy/core/pbf/pbf.h"
 #include "eddy/core/rigid/coupling.h"
@@ -24,34 +25,56 @@ namespace {
 constexpr float kR = 0.01f;
 constexpr double kFps = 24.0;
 
+// The liquid of a coupled scene (PBF water; the other methods to follow).
+struct Liquid {
+  virtual ~Liquid() = default;
+  virtual SolverBase& solver() = 0;
+  virtual void load(const Points& water) = 0;
+  virtual void store(Points& out) const = 0;
+  virtual std::size_t size() const = 0;
+  virtual double particle_mass() const = 0;
+  // One frame from t; after_step(dt) after each step.
+  virtual void advance(double t, int frame, const std::function<void(double)>& after_step) = 0;
+};
+
+struct PbfLiquid final : Liquid {
+  std::unique_ptr<PbfSolver> s;
+  explicit PbfLiquid(const PbfParams& p = PbfParams{}) : s(make_pbf_solver_cpu(p)) {}
+  SolverBase& solver() override { return *s; }
+  void load(const Points& water) override { s->load(water); }
+  void store(Points& out) const override { s->store(out); }
+  std::size_t size() const override { return s->size(); }
+  double particle_mass() const override { return s->particle_mass(); }
+  void advance(double t, int frame, const std::function<void(double)>& after_step) override {
+    pbf_advance_frame(*s, t, 1.0 / kFps, SubstepPolicy{8, 16, 0.5f}, frame, kR,
+                      [&](int, int, const PbfStepStats& st) { after_step(double(st.dt)); });
+  }
+};
+
 struct Tank {
-  std::unique_ptr<PbfSolver> liquid;
+  std::unique_ptr<Liquid> liquid;
   std::unique_ptr<BodyCoupling> coupling;
   Collider walls = test::tank(vec3(0, 0, 0), vec3(0.5f, 0.6f, 0.5f));
   double t = 0;
   int frame = 0;
 
-  Tank(double density, const Vec3d& body_at, const PbfParams& p = PbfParams{}, double tilt = 0.0) {
-    liquid = make_pbf_solver_cpu(p);
+  Tank(double density, const Vec3d& body_at, std::unique_ptr<Liquid> l = std::make_unique<PbfLiquid>(),
+       double tilt = 0.0)
+      : liquid(std::move(l)) {
     Bodies b;
     BodyGeometry g;
     g.half = Vec3d(0.12, 0.08, 0.12);
     b.add("box", g, density, body_at, Quatd(Eigen::AngleAxisd(tilt, Vec3d::UnitZ())));
-    coupling = std::make_unique<BodyCoupling>(*liquid, RigidParams{}, b, std::vector<Collider>{walls});
+    coupling = std::make_unique<BodyCoupling>(liquid->solver(), RigidParams{}, b, std::vector<Collider>{walls});
     coupling->place(0.0);
     liquid->load(test::block(25, 10, 25, kR));
   }
-  // One frame; after_step(dt) after each substep.
-  template <class Each>
-  void frame_step(Each&& after_step) {
+  // One frame; after_step(dt) after each step.
+  void frame_step(const std::function<void(double)>& after_step = [](double) {}) {
     ++frame;
     coupling->begin_frame(frame);
-    pbf_advance_frame(*liquid, t, 1.0 / kFps, SubstepPolicy{8, 16, 0.5f}, frame, kR,
-                      [&](int, int, const PbfStepStats& s) { after_step(double(s.dt)); });
+    liquid->advance(t, frame, after_step);
     t += 1.0 / kFps;
-  }
-  void frame_step() {
-    frame_step([](double) {});
   }
   const Bodies& bodies() const { return coupling->rigid().bodies(); }
   // The box's draft with the waterline taken from the liquid's volume (its
@@ -93,7 +116,7 @@ TEST(Coupling, BoxOfHalfTheWatersDensityFloatsHalfImmersed) {
   // liquid's pressure must right it (the torque of the coupling) and hold it
   // up. It settles in about a second (the heave's period is 0.6 s),
   // measured over the third.
-  Tank s(500.0, Vec3d(0.25, 0.2 + 0.08, 0.25), PbfParams{}, 0.15);
+  Tank s(500.0, Vec3d(0.25, 0.2 + 0.08, 0.25), std::make_unique<PbfLiquid>(), 0.15);
   const Rest r = settle(s);
   const double draft = s.draft(r.mean);
   std::printf("draft %.4f m (half the height: 0.08), bottom within %.3g mm, tilt %.3g rad\n", draft, 1e3 * r.spread,
@@ -120,8 +143,7 @@ TEST(Coupling, BoxTwiceAsDenseSinksToTheFloor) {
 // and the box) gave it, and the box's by its weight's impulse less what it
 // gave the liquid; the box does not touch the tank, so that is all.
 TEST(Coupling, MomentumIsAccountedForBetweenLiquidAndBody) {
-  PbfParams p;
-  Tank s(800.0, Vec3d(0.25, 0.35, 0.25), p);
+  Tank s(800.0, Vec3d(0.25, 0.35, 0.25));
   Bodies start = s.bodies();
   start.v[0] = Vec3d(0.3, -1.5, 0.0);
   s.coupling->rigid().load(start);

@@ -230,6 +230,21 @@ class CoupledBodies {
   std::unique_ptr<BodyCoupling> coupling_;
 };
 
+// A liquid solver node that steps linked bodies with its liquid: SolverNode
+// with CoupledBodies in its hooks. The method's advance calls
+// bodies_.begin_frame before its steps and adds bodies_.info() to its report.
+template <class Solver>
+class LiquidSolverNode : public SolverNode<Solver> {
+ protected:
+  void meet(CookContext& ctx, bool restarted, const std::vector<Collider>& colliders) override {
+    bodies_.meet(ctx, *this->solver_, restarted, colliders, this->solver_->params().gravity);
+  }
+  void release() override { bodies_.release(); }
+  void finish(CookContext& ctx) override { bodies_.output(ctx); }
+
+  CoupledBodies bodies_;
+};
+
 void register_emitters(Registry& r);
 void register_colliders(Registry& r);
 void register_pbf(Registry& r);

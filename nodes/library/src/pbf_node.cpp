@@ -23,16 +23,10 @@ PbfParams read_params(const CookContext& c) {
   return p;
 }
 
-class PbfNode final : public SolverNode<PbfSolver> {
+class PbfNode final : public LiquidSolverNode<PbfSolver> {
   std::unique_ptr<PbfSolver> make_solver(const CookContext& ctx) override {
     return make_on_device(ctx, read_params(ctx), make_pbf_solver_cpu, gpu::make_pbf_solver_cuda);
   }
-
-  void meet(CookContext& ctx, bool restarted, const std::vector<Collider>& colliders) override {
-    bodies_.meet(ctx, *solver_, restarted, colliders, solver_->params().gravity);
-  }
-  void release() override { bodies_.release(); }
-  void finish(CookContext& ctx) override { bodies_.output(ctx); }
 
   void advance(CookContext& ctx, double t0, double frame_dt) override {
     SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
@@ -59,8 +53,6 @@ class PbfNode final : public SolverNode<PbfSolver> {
                   st.max_speed, st.max_cfl);
     ctx.info(buf + bodies_.info());
   }
-
-  CoupledBodies bodies_;
 };
 
 }  // namespace
