@@ -327,7 +327,8 @@ class TreeWalk {
 
 }  // namespace
 
-void check_vdb_layout(const std::string& path) {
+VdbLayout check_vdb_layout(const std::string& path) {
+  VdbLayout out;
   namespace fs = std::filesystem;
   std::error_code ec;
   const uint64_t size = fs::file_size(path, ec);
@@ -381,6 +382,7 @@ void check_vdb_layout(const std::string& path) {
     // layouts, or after a map of no fixed size, are left to OpenVDB.
     const TreeValues tv = tree_values(type);
     const uint64_t mb = map_bytes(map);
+    if (type.find("ptdataidx") != std::string::npos) out.unchecked_point_data = true;
     if (parent.empty() && tv.bytes > 0 && mb > 0) {
       r.skip(mb, (what + " transform").c_str());
       TreeWalk walk(r, what, tv, compression);
@@ -399,6 +401,7 @@ void check_vdb_layout(const std::string& path) {
     r.section(size);
     r.seek(uint64_t(end));
   }
+  return out;
 }
 
 }  // namespace eddy

@@ -17,14 +17,20 @@
 //               counts OpenVDB loops over must fit before the data blocks
 //
 // Strings are a 32-bit length and that many bytes; every integer is
-// little-endian as written. Below the root (internal nodes, leaves, data
-// blocks) the tree is left to OpenVDB.
+// little-endian as written. Below the root, internal nodes and leaves are
+// walked for the common value types; the buffers of point-data leaves
+// (descriptors and attribute pages over several passes) are not.
 #include <string>
 
 namespace eddy {
 
+struct VdbLayout {
+  // A grid holds point data, whose leaf buffers the check does not walk.
+  bool unchecked_point_data = false;
+};
+
 // Throws eddy::Error naming `path`, the byte offset and the field when the
 // layout is not one OpenVDB can read without trusting a damaged length.
-void check_vdb_layout(const std::string& path);
+VdbLayout check_vdb_layout(const std::string& path);
 
 }  // namespace eddy

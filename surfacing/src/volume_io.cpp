@@ -1,11 +1,20 @@
 // Volume wrapper, PrimToVDBPointDataGrid (points <-> PointDataGrid) and .vdb
 // file I/O.
 #include <openvdb/io/File.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 #include <openvdb/points/PointConversion.h>
 #include <openvdb/points/PointCount.h>
 #include <openvdb/tools/PointIndexGrid.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <unordered_set>
@@ -173,7 +182,23 @@ std::size_t checked_point_count(const vdbp::PointDataGrid& grid) {
                   std::to_string(o.z()) + ") has another attribute layout than the first leaf");
     }
     leaf->validateOffsets();
-    n += leaf->pointCount();
+    // Every array holds a value for each of the leaf's points (or one, when
+    // uniform): a damaged file may declare fewer than its offsets count.
+    const openvdb::Index count = leaf->pointCount();
+    const auto& set = leaf->attributeSet();
+    for (std::size_t a = 0; a < set.size(); ++a) {
+      const vdbp::AttributeArray* array = set.getConst(a);
+      if (array && !array->isUniform() &&
+          (!array->hasConstantStride() || array->size() < count ||
+           std::size_t(array->dataSize()) < std::size_t(count) * array->stride())) {
+        const openvdb::Coord o = leaf->origin();
+        throw Error("the leaf at voxel (" + std::to_string(o.x()) + ", " + std::to_string(o.y()) + ", " +
+                    std::to_string(o.z()) + ") has " + std::to_string(count) + " points but " +
+                    std::to_string(array->dataSize()) + " values of its attribute " + std::to_string(a) + " (" +
+                    desc.valueType(a) + ")");
+      }
+    }
+    n += count;
   }
   return n;
 }
@@ -277,20 +302,20 @@ void write_vdb(const std::string& path, const Volumes& volumes) {
   });
 }
 
-Volumes read_vdb(const std::string& path) {
-  init_openvdb();
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(path + ": no such VDB file");
-  if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not a VDB file");
-  check_vdb_layout(path);
-  Volumes out;
+// Present when a sanitizer is linked in (weak: absent otherwise).
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+namespace {
+
+// Every grid of the file at `path`, read by OpenVDB; its exceptions become
+// eddy::Error naming the file.
+openvdb::GridPtrVecPtr read_grids(const std::string& path) {
   try {
     openvdb::io::File file(path);
     file.open(/*delayLoad=*/false);
     auto grids = file.getGrids();
     file.close();
-    for (auto& g : *grids) out.grids.push_back(make_volume(g));
+    return grids;
   } catch (const openvdb::Exception& e) {
     throw Error(path + ": not a readable VDB file: " + e.what());
   } catch (const std::ios_base::failure& e) {
@@ -301,6 +326,103 @@ Volumes read_vdb(const std::string& path) {
   } catch (const std::length_error& e) {
     throw Error(path + ": not a readable VDB file: it declares an impossible size (damaged?): " + e.what());
   }
+}
+
+// OpenVDB's reader of point-data leaves (attribute descriptors and paged
+// attribute buffers, over several passes) asserts on some damaged input,
+// which ends the process, and allocates whatever a damaged length declares.
+// check_vdb_layout stops at those leaves' topology, so a file with point
+// data is read first in a child process, with its memory bounded: if the
+// child dies, the file is reported as damaged, and if OpenVDB throws there,
+// its message is the answer (the parent does not repeat an allocation the
+// child could not make); the server or command that asked lives on either
+// way. Only a file the child read whole is read again here.
+// Seconds the child may take: 5, and one per MB (reading runs at over 100 MB/s).
+unsigned read_seconds(uint64_t file_bytes) { return unsigned(5 + file_bytes / 1000000); }
+
+void read_point_data_in_child(const std::string& path, uint64_t file_bytes) {
+  int fds[2];
+  if (pipe(fds) != 0) throw Error(path + ": cannot check its point data: pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    throw Error(path + ": cannot check its point data: fork failed");
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    // The child's death is its answer: the handlers the parent installed (a
+    // crash reporter, a sanitizer's death callback under the fuzzers) must
+    // not take it for the parent's.
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    const bool sanitized = &__sanitizer_set_death_callback != nullptr;
+    if (sanitized) __sanitizer_set_death_callback(nullptr);
+    // Room for the file's data several times over; a sanitizer's reserved
+    // shadow memory would not fit such a bound (its runs cap allocations).
+    if (!sanitized) {
+      const rlim_t bound = rlim_t((uint64_t(2) << 30) + 16 * file_bytes);
+      const rlimit lim{bound, bound};
+      setrlimit(RLIMIT_AS, &lim);
+    }
+    // A damaged length can make OpenVDB fill gigabytes (a name of 800 MB,
+    // under a sanitizer that the bound above leaves out): the child has
+    // the time a healthy file of this size takes many times over.
+    alarm(read_seconds(file_bytes));
+    // The parent's TBB worker threads do not exist here: everything OpenVDB
+    // runs in parallel (a tree's clear, say) runs on this thread, in an
+    // arena of one.
+    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    tbb::task_arena arena(1);
+    std::string message;
+    arena.execute([&] {
+      try {
+        read_grids(path);
+      } catch (const std::exception& e) {
+        message = e.what();
+        if (message.empty()) message = path + ": not a readable VDB file";
+      } catch (...) {
+        message = path + ": not a readable VDB file";
+      }
+    });
+    for (std::size_t at = 0; at < message.size();) {
+      const ssize_t w = write(fds[1], message.data() + at, message.size() - at);
+      if (w <= 0) break;
+      at += std::size_t(w);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string message;
+  char buf[512];
+  for (;;) {
+    const ssize_t r = read(fds[0], buf, sizeof buf);
+    if (r > 0) message.append(buf, std::size_t(r));
+    else if (r == 0 || errno != EINTR) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error(path + ": cannot check its point data: waitpid failed");
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    throw Error(path + ": not a readable VDB file: reading its point data took over " +
+                std::to_string(read_seconds(file_bytes)) + " s (damaged?)");
+  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0))
+    throw Error(path + ": not a readable VDB file: its point data is damaged (OpenVDB's reader stopped on it)");
+  if (!message.empty()) throw Error(message);
+}
+
+}  // namespace
+
+Volumes read_vdb(const std::string& path) {
+  init_openvdb();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path + ": no such VDB file");
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not a VDB file");
+  if (check_vdb_layout(path).unchecked_point_data) read_point_data_in_child(path, fs::file_size(path, ec));
+  Volumes out;
+  const openvdb::GridPtrVecPtr grids = read_grids(path);
+  for (auto& g : *grids) out.grids.push_back(make_volume(g));
   return out;
 }
 

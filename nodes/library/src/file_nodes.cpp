@@ -135,9 +135,7 @@ void register_files(Registry& r) {
                "which Houdini and Blender open as it is. Passes the grids through.");
     s.input("vdb", "volumes", "Grids to write (any number of links, in link order).", false, true)
         .output("vdb", "volumes", "All input grids.");
-    output_path_param(s, "$OS/fluid.$F4.vdb",
-                      "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id. Relative "
-                      "paths resolve under the output folder.",
+    output_path_param(s, "$OS/fluid.$F4.vdb", "File path (.vdb)",
                       {".vdb"});
     r.add(std::move(s.make<WriteVdbNode>()));
   }
@@ -146,7 +144,7 @@ void register_files(Registry& r) {
                "Writes the mesh of each frame as .obj (text, with normals) or binary .ply.");
     s.input("mesh", "mesh", "Mesh to write.")
         .output("mesh", "mesh", "The input, unchanged.");
-    output_path_param(s, "$OS/surface.$F4.obj", "File path (.obj or .ply); $F4 is the frame padded to 4 digits.",
+    output_path_param(s, "$OS/surface.$F4.obj", "File path (.obj or .ply)",
                       {".obj", ".ply"});
     r.add(std::move(s.make<WriteMeshNode>()));
   }
@@ -182,7 +180,7 @@ void register_files(Registry& r) {
     s.lazy_inputs = true;
     s.input("particles", "points", "Particles to cache.", true)
         .output("particles", "points", "The particles, cooked or read.");
-    output_path_param(s, "$OS/cache.$F4.ply", "File path (.ply or .vdb) with a frame token.", {".ply", ".vdb"})
+    output_path_param(s, "$OS/cache.$F4.ply", "File path (.ply or .vdb) with a frame token", {".ply", ".vdb"})
         .param_enum("mode", {"auto", "write", "read"}, "auto", "When to cook upstream (see above).");
     r.add(std::move(s.make<FileCacheNode>()));
   }

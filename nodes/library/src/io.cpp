@@ -50,6 +50,8 @@ const std::string& path_of(const ParamSet& p) { return std::get<std::string>(p.a
 }  // namespace
 
 NodeSpec& output_path_param(NodeSpec& s, std::string def, std::string doc, std::vector<std::string> extensions) {
+  doc += "; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id; a relative path resolves under the "
+         "output folder (eddy run --out).";
   std::string example = def.rfind("$OS/", 0) == 0 ? def.substr(4) : def;
   s.time_dependent = true;
   s.check = [example = std::move(example), extensions](const ParamSet& p, const CheckContext& c) {
@@ -88,8 +90,7 @@ void register_io(Registry& r) {
              "output folder (eddy run --out). Passes its input through.");
   s.input("particles", "points", "Particles to write.")
       .output("particles", "points", "The input, unchanged.");
-  output_path_param(s, "$OS/particles.$F4.ply",
-                    "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.", {})
+  output_path_param(s, "$OS/particles.$F4.ply", "File path (.ply)", {})
       .param_string("attributes", "*", "Attributes to write besides P and v, separated by spaces; * writes all.");
   r.add(std::move(s.make<WriteParticlesNode>()));
 }

@@ -20,7 +20,8 @@ namespace eddy::library {
 // "a, b c" -> {"a", "b", "c"}: attribute lists in parameters.
 std::vector<std::string> split_names(const std::string& s);
 // The `path` parameter of a node that writes a file each frame (the writers,
-// FileCache), default `def` ("$OS/name.$F4.ext"): the node is time
+// FileCache), default `def` ("$OS/name.$F4.ext"), its doc `doc` ("File path
+// (.ext)") followed by what the frame and node tokens mean: the node is time
 // dependent, and loading checks that the path is not empty, has a frame
 // token when several frames are cooked (or each frame would overwrite the
 // last) and, unless `extensions` is empty, ends in one of them.

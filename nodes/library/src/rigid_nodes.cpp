@@ -249,8 +249,7 @@ void register_rigid(Registry& r) {
                "shape, position, orientation [w, x, y, z], velocity and angular_velocity (world axes, SI units). "
                "Passes its input through.");
     s.input("bodies", "bodies", "Bodies to write.").output("bodies", "bodies", "The input, unchanged.");
-    output_path_param(s, "$OS/bodies.$F4.json",
-                      "File path; $F4 is the frame padded to 4 digits ($F unpadded), $OS the node id.", {".json"});
+    output_path_param(s, "$OS/bodies.$F4.json", "File path (.json)", {".json"});
     r.add(std::move(s.make<WriteBodiesNode>()));
   }
   {

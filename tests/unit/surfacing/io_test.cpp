@@ -257,6 +257,64 @@ TEST(VdbFile, APointsGridWithoutPositionsIsRefusedByName) {
   fs::remove_all(d);
 }
 
+// OpenVDB's reader of point data asserts (ends the process) on some damaged
+// fields, such as an attribute page whose compressed size is 0 (found by
+// fuzz/fuzz_vdb), or allocates what a damaged length declares. A 32-bit
+// word zeroed at every 13th byte of a small points file's leaf buffers
+// (descriptors and attribute pages, from the grid's data offset to its end): each read returns grids or throws eddy::Error, and the
+// process lives on; some of the damage is the kind only the child read stops.
+TEST(VdbFile, DamagedPointDataIsAnErrorNotTheEndOfTheProcess) {
+  const fs::path d = temp_dir("pointdata");
+  Points pts = random_points(40);
+  for (std::size_t i = 0; i < pts.size(); ++i) pts.P()[i] = pts.P()[i] * 0.1f;  // in two or three leaves
+  Volumes vs;
+  vs.grids.push_back(points_to_vdb(pts, 0.05, {"id"}));
+  const std::string file = (d / "points.vdb").string(), damaged = (d / "damaged.vdb").string();
+  write_vdb(file, vs);
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // The file's one grid descriptor: after the header (magic, version,
+  // library version, offsets flag, UUID), the file's metadata (count; name,
+  // type, size, value each) and the grid count come the grid's name, type
+  // and instance parent, then its start, data and end offsets.
+  std::size_t o = 8 + 12 + 1 + 36;
+  auto u32 = [&] {
+    uint32_t v;
+    std::memcpy(&v, &bytes[o], 4);
+    o += 4;
+    return v;
+  };
+  auto skip_string = [&] { o += u32(); };
+  for (uint32_t m = u32(); m > 0; --m) skip_string(), skip_string(), o += u32();
+  ASSERT_EQ(u32(), 1u);
+  skip_string(), skip_string(), skip_string();
+  int64_t offsets[3];
+  std::memcpy(offsets, &bytes[o], sizeof offsets);
+  ASSERT_EQ(uint64_t(offsets[2]), bytes.size());
+  int read = 0, refused = 0, stopped_in_child = 0;
+  for (std::size_t at = std::size_t(offsets[1]); at + 4 <= bytes.size(); at += 13) {
+    std::string b = bytes;
+    std::memset(&b[at], 0, 4);
+    std::ofstream(damaged, std::ios::binary | std::ios::trunc) << b;
+    try {
+      const Volumes back = read_vdb(damaged);
+      for (const Volume& g : back.grids) (void)vdb_to_points(g);
+      ++read;
+    } catch (const Error& e) {
+      ++refused;
+      stopped_in_child += std::string(e.what()).find("its point data is damaged") != std::string::npos;
+    }
+  }
+  std::printf("%zu bytes: %d damaged files read, %d refused (%d stopped in the child read)\n", bytes.size(), read,
+              refused, stopped_in_child);
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(stopped_in_child, 0);
+  fs::remove_all(d);
+}
+
 TEST(Mesher, RefusesAGridThatIsNotALevelSet) {
   const Volume pts = points_to_vdb(random_points(100), 0.02, {});
   try {
