@@ -35,10 +35,10 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$findings"
   seeds=(fuzz/seeds/$t)
   [ "$t" = fuzz_graph ] && seeds+=(examples)
-  # OpenVDB's VDB-points data (attribute pages) is not checked before
-  # OpenVDB reads it yet, and Debian's OpenVDB aborts on an assertion there
-  # once mutated (make fuzz finds it within a minute). The smoke mutates the
-  # level set seed, whose whole path is checked; make fuzz takes both.
+  # A VDB file with point data is read first in a child process (Debian's
+  # OpenVDB asserts on damaged attribute pages), a fork per input: the smoke
+  # mutates the level set seed, whose whole path the layout check walks, and
+  # make fuzz takes both.
   if [ "$t" = fuzz_vdb ] && [ "$mode" = smoke ]; then
     seeds=(build-fuzz/smoke/fuzz_vdb_seeds)
     rm -rf "${seeds[0]}" && mkdir -p "${seeds[0]}" && cp fuzz/seeds/$t/level_set.vdb "${seeds[0]}/"

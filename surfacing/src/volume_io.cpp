@@ -337,8 +337,8 @@ openvdb::GridPtrVecPtr read_grids(const std::string& path) {
 // its message is the answer (the parent does not repeat an allocation the
 // child could not make); the server or command that asked lives on either
 // way. Only a file the child read whole is read again here.
-// Seconds the child may take: 5, and one per MB (reading runs at over 100 MB/s).
-unsigned read_seconds(uint64_t file_bytes) { return unsigned(5 + file_bytes / 1000000); }
+// Seconds the child may take: 2, and one per MB (reading runs at over 100 MB/s).
+unsigned read_seconds(uint64_t file_bytes) { return unsigned(2 + file_bytes / 1000000); }
 
 void read_point_data_in_child(const std::string& path, uint64_t file_bytes) {
   int fds[2];
@@ -352,9 +352,16 @@ void read_point_data_in_child(const std::string& path, uint64_t file_bytes) {
   if (pid == 0) {
     close(fds[0]);
     // The child's death is its answer: the handlers the parent installed (a
-    // crash reporter, a sanitizer's death callback under the fuzzers) must
-    // not take it for the parent's.
-    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    // crash reporter, a sanitizer's death callback and libFuzzer's alarm
+    // under the fuzzers) must not take it for the parent's, nor stop the
+    // alarm below.
+    sigset_t all;
+    sigemptyset(&all);
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM}) {
+      std::signal(sig, SIG_DFL);
+      sigaddset(&all, sig);
+    }
+    sigprocmask(SIG_UNBLOCK, &all, nullptr);
     const bool sanitized = &__sanitizer_set_death_callback != nullptr;
     if (sanitized) __sanitizer_set_death_callback(nullptr);
     // Room for the file's data several times over; a sanitizer's reserved

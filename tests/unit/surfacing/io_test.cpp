@@ -315,6 +315,15 @@ TEST(VdbFile, DamagedPointDataIsAnErrorNotTheEndOfTheProcess) {
   fs::remove_all(d);
 }
 
+// Found by fuzz/fuzz_vdb: a points file whose attribute descriptor declares
+// a name of about 900 MB, which OpenVDB fills and then copies into its
+// exception's message (15 s and 3 GB under the fuzzer's sanitizers). The
+// child read is bounded in memory and time: an Error, soon.
+TEST(VdbFile, APointsFileDeclaringAHugeNameIsRefusedInBoundedTime) {
+  const std::string file = std::string(EDDY_SOURCE_DIR) + "/tests/unit/surfacing/data/points_name_of_900MB.vdb";
+  EXPECT_THROW(read_vdb(file), Error);
+}
+
 TEST(Mesher, RefusesAGridThatIsNotALevelSet) {
   const Volume pts = points_to_vdb(random_points(100), 0.02, {});
   try {
