@@ -170,6 +170,12 @@ std::size_t checked_point_count(const vdbp::PointDataGrid& grid) {
   auto leaf0 = tree.cbeginLeaf();
   if (!leaf0) return 0;
   const auto& desc = leaf0->attributeSet().descriptor();
+  // A damaged descriptor may name positions past its list of types (which
+  // OpenVDB asserts on when asked their type).
+  for (const auto& [name, index] : desc.map())
+    if (index >= desc.size())
+      throw Error("its attribute descriptor puts '" + name + "' at position " + std::to_string(index) + " of " +
+                  std::to_string(desc.size()));
   const std::size_t p = desc.find("P");
   if (p == vdbp::AttributeSet::INVALID_POS) throw Error("it has no positions (attribute 'P')");
   if (desc.valueType(p) != "vec3s")
@@ -180,6 +186,12 @@ std::size_t checked_point_count(const vdbp::PointDataGrid& grid) {
       const openvdb::Coord o = leaf->origin();
       throw Error("the leaf at voxel (" + std::to_string(o.x()) + ", " + std::to_string(o.y()) + ", " +
                   std::to_string(o.z()) + ") has another attribute layout than the first leaf");
+    }
+    if (leaf->attributeSet().size() != desc.size()) {
+      const openvdb::Coord o = leaf->origin();
+      throw Error("the leaf at voxel (" + std::to_string(o.x()) + ", " + std::to_string(o.y()) + ", " +
+                  std::to_string(o.z()) + ") holds " + std::to_string(leaf->attributeSet().size()) +
+                  " attribute arrays for " + std::to_string(desc.size()) + " described");
     }
     leaf->validateOffsets();
     // Every array holds a value for each of the leaf's points (or one, when

@@ -324,6 +324,22 @@ TEST(VdbFile, APointsFileDeclaringAHugeNameIsRefusedInBoundedTime) {
   EXPECT_THROW(read_vdb(file), Error);
 }
 
+// Found by fuzz/fuzz_vdb: a points file that OpenVDB reads whole, whose
+// attribute descriptor puts a name past its list of types; asking that
+// attribute's type was an assertion in OpenVDB.
+TEST(VdbFile, ADescriptorNamingAnAttributePastItsTypesIsNamed) {
+  const std::string file = std::string(EDDY_SOURCE_DIR) + "/tests/unit/surfacing/data/points_descriptor_past_its_types.vdb";
+  try {
+    for (const Volume& g : read_vdb(file).grids) (void)vdb_to_points(g);
+    FAIL() << "read a damaged descriptor";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_TRUE(m.find("attribute descriptor puts") != std::string::npos ||
+                m.find("attribute arrays for") != std::string::npos)
+        << m;
+  }
+}
+
 TEST(Mesher, RefusesAGridThatIsNotALevelSet) {
   const Volume pts = points_to_vdb(random_points(100), 0.02, {});
   try {
