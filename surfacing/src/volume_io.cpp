@@ -194,14 +194,14 @@ std::size_t checked_point_count(const vdbp::PointDataGrid& grid) {
                   " attribute arrays for " + std::to_string(desc.size()) + " described");
     }
     leaf->validateOffsets();
-    // Every array holds a value for each of the leaf's points (or one, when
-    // uniform): a damaged file may declare fewer than its offsets count.
+    // Every array holds a value for each of the leaf's points (a uniform
+    // one stores one, but OpenVDB still checks the index against its size):
+    // a damaged file may declare fewer than its offsets count.
     const openvdb::Index count = leaf->pointCount();
     const auto& set = leaf->attributeSet();
     for (std::size_t a = 0; a < set.size(); ++a) {
       const vdbp::AttributeArray* array = set.getConst(a);
-      if (array && !array->isUniform() &&
-          (!array->hasConstantStride() || array->size() < count ||
+      if (array && (!array->hasConstantStride() || array->size() < count ||
            std::size_t(array->dataSize()) < std::size_t(count) * array->stride())) {
         const openvdb::Coord o = leaf->origin();
         throw Error("the leaf at voxel (" + std::to_string(o.x()) + ", " + std::to_string(o.y()) + ", " +

@@ -327,16 +327,20 @@ TEST(VdbFile, APointsFileDeclaringAHugeNameIsRefusedInBoundedTime) {
 // Found by fuzz/fuzz_vdb: a points file that OpenVDB reads whole, whose
 // attribute descriptor puts a name past its list of types; asking that
 // attribute's type was an assertion in OpenVDB.
-TEST(VdbFile, ADescriptorNamingAnAttributePastItsTypesIsNamed) {
-  const std::string file = std::string(EDDY_SOURCE_DIR) + "/tests/unit/surfacing/data/points_descriptor_past_its_types.vdb";
-  try {
-    for (const Volume& g : read_vdb(file).grids) (void)vdb_to_points(g);
-    FAIL() << "read a damaged descriptor";
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_TRUE(m.find("attribute descriptor puts") != std::string::npos ||
-                m.find("attribute arrays for") != std::string::npos)
-        << m;
+// And one whose uniform positions array declares fewer values than the leaf
+// has points (OpenVDB checks a uniform array's index against its size too).
+TEST(VdbFile, DamagedDescriptorsAndShortArraysAreNamed) {
+  for (const char* name : {"points_descriptor_past_its_types.vdb", "points_uniform_array_too_short.vdb"}) {
+    const std::string file = std::string(EDDY_SOURCE_DIR) + "/tests/unit/surfacing/data/" + name;
+    try {
+      for (const Volume& g : read_vdb(file).grids) (void)vdb_to_points(g);
+      ADD_FAILURE() << "read " << name;
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_TRUE(m.find("attribute descriptor puts") != std::string::npos ||
+                  m.find("attribute arrays for") != std::string::npos || m.find(" values of its attribute ") != std::string::npos)
+          << name << ": " << m;
+    }
   }
 }
 
