@@ -60,8 +60,7 @@ MassProperties mesh_mass_properties(const Mesh& mesh, double density) {
   Vec3d first = Vec3d::Zero();
   Mat3d second = Mat3d::Zero();
   auto P = [&](int32_t i) {
-    const Vec3f p = mesh.points[std::size_t(i)];
-    return Vec3d(p.x, p.y, p.z);
+    return to_vec3d(mesh.points[std::size_t(i)]);
   };
   auto tet = [&](const Vec3d& a, const Vec3d& b, const Vec3d& c) {
     const double v = a.dot(b.cross(c)) / 6.0;
@@ -165,8 +164,7 @@ Mesh bodies_to_mesh(const Bodies& b, int segments) {
     const Quatd q = b.q[i];
     const Vec3d x = b.x[i];
     const std::function<Vec3f(const Vec3d&)> place = [&](const Vec3d& p) {
-      const Vec3d w = x + q * p;
-      return vec3(float(w.x()), float(w.y()), float(w.z()));
+      return to_vec3f(x + q * p);
     };
     if (g.shape == BodyShape::Box) {
       const int base = int(m.points.size());

@@ -331,16 +331,16 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
     const double reach = 0.5 * (bounds[i].hi - bounds[i].lo).norm() + margin;
     for (std::size_t c = 0; c < colliders.size(); ++c) {
       const Collider& col = colliders[c];
-      const Vec3f xc = vec3(float(B.x[i].x()), float(B.x[i].y()), float(B.x[i].z()));
+      const Vec3f xc = to_vec3f(B.x[i]);
       if (collider_sdf(col, xc, float(time)).distance > reach && !col.inside) continue;
       for (std::size_t s = 0; s < samples[i].p.size(); ++s) {
         const Vec3d& ps = samples[i].p[s];
         SdfSample walls[3];
-        const int k = collider_walls(col, vec3(float(ps.x()), float(ps.y()), float(ps.z())), float(time), walls);
+        const int k = collider_walls(col, to_vec3f(ps), float(time), walls);
         for (int m = 0; m < k; ++m) {
           const double d = walls[m].distance;
           const double phi = d - rs;
-          const Vec3d nw = Vec3d(walls[m].normal.x, walls[m].normal.y, walls[m].normal.z).normalized();
+          const Vec3d nw = to_vec3d(walls[m].normal).normalized();
           if (phi >= margin || !supports(samples[i].cone[s], B.q[i].conjugate() * nw)) continue;
           BodyContact ct;
           ct.a = int(i);
@@ -348,8 +348,8 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
           ct.n = nw;
           ct.p = ps - ct.n * (0.5 * (rs + d));
           ct.phi = phi;
-          const Vec3f u = collider_velocity(col, vec3(float(ct.p.x()), float(ct.p.y()), float(ct.p.z())), float(time));
-          ct.u = Vec3d(u.x, u.y, u.z);
+          const Vec3f u = collider_velocity(col, to_vec3f(ct.p), float(time));
+          ct.u = to_vec3d(u);
           out.push_back(ct);
         }
       }

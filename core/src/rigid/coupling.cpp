@@ -7,7 +7,6 @@
 namespace eddy {
 
 namespace {
-Vec3f to_f(const Vec3d& v) { return vec3(float(v.x()), float(v.y()), float(v.z())); }
 Vec3d to_d(const double* a) { return Vec3d(a[0], a[1], a[2]); }
 }  // namespace
 
@@ -17,7 +16,7 @@ Collider body_collider(const Bodies& B, std::size_t i, double time) {
   switch (g.shape) {
     case BodyShape::Box:
       c.type = ShapeType::Box;
-      c.size = to_f(g.half);
+      c.size = to_vec3f(g.half);
       break;
     case BodyShape::Sphere:
       c.type = ShapeType::Sphere;
@@ -34,12 +33,12 @@ Collider body_collider(const Bodies& B, std::size_t i, double time) {
   const Mat3d R0 = (th.norm() > 0 ? Eigen::AngleAxisd(th.norm(), th.normalized()).toRotationMatrix()
                                   : Mat3d::Identity()) *
                    B.q[i].toRotationMatrix();
-  c.center = to_f(B.x[i] - B.v[i] * time);
+  c.center = to_vec3f(B.x[i] - B.v[i] * time);
   c.rotation = {{float(R0(0, 0)), float(R0(0, 1)), float(R0(0, 2))},
                 {float(R0(1, 0)), float(R0(1, 1)), float(R0(1, 2))},
                 {float(R0(2, 0)), float(R0(2, 1)), float(R0(2, 2))}};
-  c.velocity = to_f(B.v[i]);
-  c.angular_velocity = to_f(B.w[i]);
+  c.velocity = to_vec3f(B.v[i]);
+  c.angular_velocity = to_vec3f(B.w[i]);
   c.friction = float(B.friction[i]);
   c.body = 1;
   return c;

@@ -92,7 +92,7 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   times_.detect = clock.lap();
 
   // (v, w) => (v*, w*): gravity, and the torque-free rotation in body axes.
-  const Vec3d g(params_.gravity.x, params_.gravity.y, params_.gravity.z);
+  const Vec3d g = to_vec3d(params_.gravity);
   SapProblem& pb = problem_;
   pb.h = h;
   pb.mass = B.mass;

@@ -89,7 +89,6 @@ void CoupledBodies::output(CookContext& ctx) const {
 
 namespace {
 
-Vec3d vec3d(const Vec3f& v) { return Vec3d(v.x, v.y, v.z); }
 
 // Rotation X, then Y, then Z (degrees), as the colliders' `rotate`.
 Quatd euler_xyz_degrees(const Vec3f& deg) {
@@ -103,14 +102,14 @@ class RigidBodyNode final : public Node {
   void cook(CookContext& ctx) override {
     BodyGeometry g;
     g.shape = enum_param(ctx, "shape", kBodyShapeNames);
-    g.half = 0.5 * vec3d(ctx.param_vec3f("size"));
+    g.half = 0.5 * to_vec3d(ctx.param_vec3f("size"));
     g.radius = ctx.param_float("radius");
     g.half_height = 0.5 * ctx.param_float("height");
     std::string name = ctx.param_string("name");
     if (name.empty()) name = ctx.node_id();
     const double density = ctx.param_float("density"), friction = ctx.param_float("friction");
-    const Vec3d position = vec3d(ctx.param_vec3f("position")), velocity = vec3d(ctx.param_vec3f("velocity"));
-    const Vec3d spin = vec3d(ctx.param_vec3f("angular_velocity"));
+    const Vec3d position = to_vec3d(ctx.param_vec3f("position")), velocity = to_vec3d(ctx.param_vec3f("velocity"));
+    const Vec3d spin = to_vec3d(ctx.param_vec3f("angular_velocity"));
     const Quatd rotation = euler_xyz_degrees(ctx.param_vec3f("rotation"));
     Bodies b;
     if (ctx.input_count("points") == 0) {
@@ -130,7 +129,7 @@ class RigidBodyNode final : public Node {
         Vec3d axis(u(rng), u(rng), u(rng));
         const double angle = jitter * std::abs(u(rng));
         const Quatd turn = axis.norm() > 1e-9 ? Quatd(Eigen::AngleAxisd(angle, axis.normalized())) : Quatd::Identity();
-        b.add(name + "_" + std::to_string(i), g, density, vec3d(P[i]), turn * rotation, v ? vec3d(v[i]) : velocity,
+        b.add(name + "_" + std::to_string(i), g, density, to_vec3d(P[i]), turn * rotation, v ? to_vec3d(v[i]) : velocity,
               spin, friction);
       }
     }
