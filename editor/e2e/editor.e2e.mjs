@@ -68,8 +68,8 @@ const edgeCount = (page) => page.locator(".react-flow__edge").count();
 
 // A screenshot of the viewport (kept in the output folder, and copied to
 // $EDDY_E2E_KEEP.NAME.png when set) and counts of its pixels by class: lit
-// particles (blues to whites), liquid (the fluid mode's blues) and the solid
-// colliders' orange wireframes.
+// particles (blues to whites), liquid (the fluid mode's blues), the solid
+// colliders' orange wireframes and the green bodies.
 async function viewportPixels(page, name) {
   const shot = await page.getByTestId("viewport").screenshot();
   fs.writeFileSync(path.join(out, `${name}.png`), shot);
@@ -84,13 +84,14 @@ async function viewportPixels(page, name) {
     const g = c.getContext("2d");
     g.drawImage(img, 0, 0);
     const d = g.getImageData(0, 0, c.width, c.height).data;
-    let fluid = 0, liquid = 0, collider = 0;
+    let fluid = 0, liquid = 0, collider = 0, body = 0;
     for (let i = 0; i < d.length; i += 4) {
       if (d[i + 2] > 120 && d[i + 2] >= d[i]) fluid++;
       if (d[i + 2] > 90 && d[i + 2] > d[i] + 15) liquid++;
       if (d[i] > 180 && d[i + 1] > 110 && d[i + 2] < 110) collider++;
+      if (d[i + 1] > d[i] + 20 && d[i + 1] > d[i + 2] + 20) body++;
     }
-    return { fluid, liquid, collider };
+    return { fluid, liquid, collider, body };
   }, shot.toString("base64"));
 }
 
@@ -242,6 +243,21 @@ try {
     null, { timeout: 10000 });
   const why = await page.getByTestId("badge-fluidbox1").getAttribute("title");
   check(/particle_radius/.test(why ?? ""), `the error badge names the parameter (${why})`);
+
+  // Another example: a liquid solver's bodies are drawn with its particles.
+  await page.getByTestId("example-crates_into_tank.eddy.json").click();
+  await page.getByTestId("node-crates").waitFor({ timeout: 60000 });
+  await page.getByTestId("node-solver").click();
+  await page.getByTestId("display-flag").click();
+  await page.getByTestId("cook-first").fill("1");
+  await page.getByTestId("cook-last").fill("1");
+  await page.getByTestId("cook").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="message"]')?.textContent === "cook finished",
+                             null, { timeout: 120000 });
+  await page.waitForTimeout(1500);
+  const scene = await viewportPixels(page, "viewport_bodies");
+  check(scene.body > 300 && scene.fluid > 2000,
+        `the viewport draws the solver's bodies (${scene.body} green pixels) with its particles (${scene.fluid})`);
 } catch (e) {
   failures.push(String(e));
   console.log(`FAIL ${e}`);

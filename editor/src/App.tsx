@@ -24,7 +24,10 @@ export function App() {
   const [graphPath, setGraphPath] = useState("");
   const [colorBy, setColorBy] = useState("speed");
   const { status, refreshStatus, reload } = useEvents(frame, graph.setBadge, setMessage);
-  const view = useDisplayGeometry(displayNode, frame, status, reload, colorBy);
+  // A liquid solver's bodies are drawn with its particles (a body solver's are its first output).
+  const shown = nodes.find((n) => n.id === displayNode);
+  const withBodies = !!shown && shown.data.spec.outputs.slice(1).some((o) => o.name === "bodies");
+  const view = useDisplayGeometry(displayNode, frame, status, reload, colorBy, withBodies);
   const colliders = useColliders(nodes, frame, graphPath);
   useShortcuts(graph);
 
@@ -49,7 +52,9 @@ export function App() {
       <GraphCanvas nodes={nodes} edges={graph.edges} handlers={graph.canvas} onDisplay={graph.setDisplay} />
       <section className="side">
         <ViewportPanel
+          key={graphPath /* a new viewport, framed anew, for each graph opened */}
           geometry={view.geometry}
+          bodies={view.bodies}
           colliders={colliders}
           time={(frame - meta.frame_range[0]) / meta.fps}
           message={view.message}

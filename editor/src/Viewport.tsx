@@ -3,7 +3,8 @@
 import { useEffect, useRef } from "react";
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
-import type { ColliderShape, Geometry } from "./geometry";
+import { toCreasedNormals } from "three/examples/jsm/utils/BufferGeometryUtils.js";
+import type { ColliderShape, Geometry, MeshGeometry } from "./geometry";
 import { FluidRenderer } from "./fluidRender";
 import { sphereFragmentPrelude, sphereSpriteVertex } from "./sprites";
 
@@ -49,6 +50,7 @@ const impostorFragment = /* glsl */ `
 
 export interface ViewportProps {
   geometry: Geometry | null;
+  bodies: MeshGeometry | null; // drawn with the geometry (a liquid's bodies)
   colliders: ColliderShape[];
   time: number; // s, for moving colliders
   mode: "spheres" | "fluid"; // particles as shaded spheres, or as a screen-space liquid surface
@@ -56,7 +58,26 @@ export interface ViewportProps {
   message: string;
 }
 
-export function Viewport({ geometry, colliders, time, mode, colorBy, message }: ViewportProps) {
+// A mesh as a shaded three.js object. Without normals of its own, its
+// edges sharper than 60 degrees stay sharp (a box's, not a sphere's), as
+// Houdini's cusp angle does.
+function meshObject(geometry: MeshGeometry, color: number): THREE.Mesh {
+  let g = new THREE.BufferGeometry();
+  g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
+  g.setIndex(new THREE.BufferAttribute(new Uint32Array(geometry.indices), 1));
+  if (geometry.N) g.setAttribute("normal", new THREE.BufferAttribute(new Float32Array(geometry.N), 3));
+  else g = toCreasedNormals(g, Math.PI / 3);
+  return new THREE.Mesh(g, new THREE.MeshStandardMaterial({ color, roughness: 0.2, metalness: 0.0 }));
+}
+
+function dispose(scene: THREE.Scene, o: THREE.Object3D | null) {
+  if (!o) return;
+  scene.remove(o);
+  (o as THREE.Mesh).geometry?.dispose();
+  ((o as THREE.Mesh).material as THREE.Material)?.dispose();
+}
+
+export function Viewport({ geometry, bodies, colliders, time, mode, colorBy, message }: ViewportProps) {
   const host = useRef<HTMLDivElement>(null);
   const dirty = useRef(true);
   const state = useRef<{
@@ -65,6 +86,7 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
     camera: THREE.PerspectiveCamera;
     controls: OrbitControls;
     object: THREE.Object3D | null;
+    bodies: THREE.Object3D | null;
     wires: THREE.Group;
     fluid: FluidRenderer;
     fluidOn: boolean;
@@ -123,7 +145,18 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
     const wires = new THREE.Group();
     scene.add(wires);
     const fluid = new FluidRenderer();
-    state.current = { renderer, scene, camera, controls, object: null, wires, fluid, fluidOn: false, fitted: false };
+    state.current = {
+      renderer,
+      scene,
+      camera,
+      controls,
+      object: null,
+      bodies: null,
+      wires,
+      fluid,
+      fluidOn: false,
+      fitted: false,
+    };
     return () => {
       cancelAnimationFrame(frame);
       observer.disconnect();
@@ -154,22 +187,17 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
     const s = state.current;
     if (!s) return;
     dirty.current = true;
-    if (s.object) {
-      s.scene.remove(s.object);
-      const o = s.object as THREE.Mesh;
-      o.geometry?.dispose();
-      (o.material as THREE.Material)?.dispose();
-      s.object = null;
-    }
+    dispose(s.scene, s.object);
+    s.object = null;
     s.fluid.setParticles(
       geometry && geometry.kind === "points" ? new Float32Array(geometry.P) : null,
       geometry && geometry.kind === "points" ? geometry.radius || 0.01 : 0,
     );
     if (!geometry || geometry.kind === "colliders") return;
-    const g = new THREE.BufferGeometry();
-    g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
     let object: THREE.Object3D;
     if (geometry.kind === "points") {
+      const g = new THREE.BufferGeometry();
+      g.setAttribute("position", new THREE.BufferAttribute(new Float32Array(geometry.P), 3));
       // Colour by speed (deep blue at rest to white at the fastest, at least
       // 2 m/s so a slow scene stays blue) or by a float attribute over its range.
       const colors = new Float32Array(geometry.count * 3);
@@ -208,14 +236,12 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
       });
       object = new THREE.Points(g, material);
     } else {
-      g.setIndex(new THREE.BufferAttribute(new Uint32Array(geometry.indices), 1));
-      if (geometry.N) g.setAttribute("normal", new THREE.BufferAttribute(new Float32Array(geometry.N), 3));
-      else g.computeVertexNormals();
-      object = new THREE.Mesh(g, new THREE.MeshStandardMaterial({ color: 0x5fa8e8, roughness: 0.2, metalness: 0.0 }));
+      object = meshObject(geometry, 0x5fa8e8);
     }
     s.scene.add(object);
     s.object = object;
     if (!s.fitted) {
+      const g = (object as THREE.Mesh).geometry;
       g.computeBoundingSphere();
       const b = g.boundingSphere;
       if (b && isFinite(b.radius) && b.radius > 0) {
@@ -225,6 +251,16 @@ export function Viewport({ geometry, colliders, time, mode, colorBy, message }: 
       }
     }
   }, [geometry, colorBy]);
+
+  // The bodies stepped with a liquid: green solids among its particles.
+  useEffect(() => {
+    const s = state.current;
+    if (!s) return;
+    dispose(s.scene, s.bodies);
+    s.bodies = bodies ? meshObject(bodies, 0x7fae5a) : null;
+    if (s.bodies) s.scene.add(s.bodies);
+    dirty.current = true;
+  }, [bodies]);
 
   return (
     <div className="viewport" data-testid="viewport">

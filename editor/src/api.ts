@@ -115,8 +115,10 @@ export const api = {
   status: () => call<Status>("GET", "/api/status"),
   exportFiles: (node: string, frames: [number, number], path: string) =>
     call<{ files: string[]; folder: string }>("POST", "/api/export", { node, frames, path }),
-  async geometry(node: string, frame: number, attributes: string[]): Promise<ArrayBuffer> {
+  // One output of a node at a frame (the first output unless `output` names another).
+  async geometry(node: string, frame: number, attributes: string[], output = ""): Promise<ArrayBuffer> {
     const q = new URLSearchParams({ node, frame: String(frame), attributes: attributes.join(",") });
+    if (output) q.set("output", output);
     const res = await fetch(`/api/geometry?${q}`, { headers: tokenHeader() });
     if (!res.ok) {
       const j = await res.json().catch(() => ({ error: res.statusText }));

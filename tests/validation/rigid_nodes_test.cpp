@@ -94,9 +94,11 @@ TEST(RigidNodes, ABodyWithoutSizeIsNamedInTheError) {
 namespace eddy::validation {
 namespace {
 
-// A crate dropped into a small tank of PBF water, with the bodies linked
-// into the solver (`bodies` input) or not.
-Graph tank_with_crate(bool linked, const std::string& gravity) {
+// A crate dropped into a small tank of water, with the bodies linked into
+// the solver (`bodies` input) or not; the solver PBF unless `solver` names
+// another, with its parameters.
+Graph tank_with_crate(bool linked, const std::string& gravity,
+                      const std::string& solver = R"("PBFSolver", "params": {"substeps": 4, )") {
   std::string g = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 12], "fps": 24,
     "nodes": [
       {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0.15, 0.2, 0.15],
@@ -105,8 +107,7 @@ Graph tank_with_crate(bool linked, const std::string& gravity) {
         "particle_radius": 0.01}},
       {"id": "crate", "type": "RigidBody", "params": {"size": [0.1, 0.06, 0.1], "density": 500,
         "position": [0.15, 0.16, 0.15], "rotation": [0, 0, 10]}},
-      {"id": "sim", "type": "PBFSolver", "params": {"reorder_interval": 0, "substeps": 4, "gravity": )" +
-                  gravity + R"(}}
+      {"id": "sim", "type": )" + solver + R"("reorder_interval": 0, "gravity": )" + gravity + R"(}}
     ],
     "links": [
       {"from": "tank.colliders", "to": "sim.colliders"},
@@ -123,15 +124,22 @@ std::shared_ptr<const Bodies> bodies_at(CookEngine& e, int frame) {
 
 // Linked, the crate falls into the water (0.1 m deep), is caught by it and
 // floats; unlinked, the output holds no bodies.
-TEST(CoupledBodiesNode, ACrateDroppedIntoTheWaterIsCaughtByIt) {
-  CookEngine e(builtin_registry(), tank_with_crate(true, "[0, -9.81, 0]"));
+void crate_is_caught(const std::string& solver) {
+  CookEngine e(builtin_registry(), tank_with_crate(true, "[0, -9.81, 0]", solver));
   const auto b = bodies_at(e, 12);
   ASSERT_EQ(b->size(), 1u);
   std::printf("crate at %.4f m, %.3f m/s at frame 12\n", b->x[0].y(), b->v[0].norm());
   EXPECT_GT(b->x[0].y(), 0.08);  // afloat (about 0.10 m: half its 0.06 m height under water), not sunk (0.03 m)
   EXPECT_LT(b->v[0].norm(), 0.3);
-  CookEngine unlinked(builtin_registry(), tank_with_crate(false, "[0, -9.81, 0]"));
+  CookEngine unlinked(builtin_registry(), tank_with_crate(false, "[0, -9.81, 0]", solver));
   EXPECT_EQ(bodies_at(unlinked, 4)->size(), 0u);
+}
+
+TEST(CoupledBodiesNode, ACrateDroppedIntoTheWaterIsCaughtByIt) {
+  crate_is_caught(R"("PBFSolver", "params": {"substeps": 4, )");
+}
+TEST(CoupledBodiesNode, ACrateDroppedIntoDfsphWaterIsCaughtByIt) {
+  crate_is_caught(R"("SPHSolver", "params": {"method": "dfsph", )");
 }
 
 // As every solver node (tests/unit/library/solver_node_test.cpp): a frame

@@ -234,7 +234,7 @@ WorldSamples box_samples_against(const Bodies& B, int s, int o, double margin) {
 BoundsD body_bounds(const Bodies& B, std::size_t i, double margin) {
   const BodyGeometry& g = B.geometry[i];
   const Mat3d R = B.q[i].toRotationMatrix();
-  Vec3d ext;
+  Vec3d ext = Vec3d::Zero();
   switch (g.shape) {
     case BodyShape::Box: ext = R.cwiseAbs() * g.half; break;
     case BodyShape::Sphere: ext = Vec3d::Constant(g.radius); break;
@@ -242,6 +242,11 @@ BoundsD body_bounds(const Bodies& B, std::size_t i, double margin) {
   }
   ext.array() += margin;
   return {B.x[i] - ext, B.x[i] + ext};
+}
+
+double body_surface_speed(const Bodies& B, std::size_t i) {
+  const BoundsD b = body_bounds(B, i, 0.0);
+  return B.v[i].norm() + B.w[i].norm() * 0.5 * (b.hi - b.lo).norm();
 }
 
 std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds) {

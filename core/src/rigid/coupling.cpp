@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "eddy/core/error.h"
+#include "eddy/core/rigid/contact.h"
 
 namespace eddy {
 
@@ -78,6 +79,13 @@ void BodyCoupling::begin_frame(int frame) {
 }
 
 void BodyCoupling::before_step(double, double time) { place(time); }
+
+double BodyCoupling::max_speed() const {
+  const Bodies& B = rigid_.bodies();
+  double v = 0;
+  for (std::size_t i = 0; i < B.size(); ++i) v = std::max(v, body_surface_speed(B, i));
+  return v;
+}
 
 void BodyCoupling::after_step(double dt, double time) {
   uint64_t lost = 0;

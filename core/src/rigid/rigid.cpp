@@ -84,10 +84,7 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   // (x, q) => contacts: within the margin plus what a step of the fastest
   // body's surface can close.
   double reach = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const BoundsD b = body_bounds(B, i, 0.0);
-    reach = std::max(reach, B.v[i].norm() + B.w[i].norm() * 0.5 * (b.hi - b.lo).norm());
-  }
+  for (std::size_t i = 0; i < n; ++i) reach = std::max(reach, body_surface_speed(B, i));
   find_contacts(B, colliders_, time, params_.contact_margin + 2.0 * h * reach, contacts_);
   times_.detect = clock.lap();
 

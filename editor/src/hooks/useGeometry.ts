@@ -2,7 +2,7 @@
 // graph's colliders.
 import { useEffect, useMemo, useState } from "react";
 import { api, ApiError, type Status } from "../api";
-import { decodeGeometry, type ColliderShape, type Geometry } from "../geometry";
+import { decodeGeometry, type ColliderShape, type Geometry, type MeshGeometry } from "../geometry";
 import { hasOutput, type EddyNode } from "../graph";
 import { cachedRanges } from "./useEvents";
 
@@ -17,9 +17,19 @@ function fetchGeometry(node: string, frame: number, attributes: string[][]): Pro
 }
 
 // The display node at a frame, once it is cooked (and again at each cook of
-// it: reload), with the attribute to colour by, else what every output has.
-export function useDisplayGeometry(node: string | null, frame: number, status: Status | null, reload: number, colorBy: string) {
+// it: reload), with the attribute to colour by, else what every output has;
+// with `withBodies` (a liquid solver's `bodies` output) also the bodies
+// stepped with it, as their shapes' mesh.
+export function useDisplayGeometry(
+  node: string | null,
+  frame: number,
+  status: Status | null,
+  reload: number,
+  colorBy: string,
+  withBodies: boolean,
+) {
   const [geometry, setGeometry] = useState<Geometry | null>(null);
+  const [bodies, setBodies] = useState<MeshGeometry | null>(null);
   const [message, setMessage] = useState("");
   useEffect(() => {
     if (!node || !cachedRanges(status, node).some(([a, b]) => frame >= a && frame <= b)) {
@@ -34,11 +44,28 @@ export function useDisplayGeometry(node: string | null, frame: number, status: S
         setMessage("");
       })
       .catch((e: ApiError) => live && setMessage(e.message));
+    if (withBodies)
+      api
+        .geometry(node, frame, [], "bodies")
+        .then((buf) => {
+          const g = decodeGeometry(buf);
+          if (live) setBodies(g.kind === "mesh" && g.indices.length > 0 ? g : null);
+        })
+        .catch(() => live && setBodies(null));
+    else setBodies(null);
     return () => {
       live = false;
     };
-  }, [node, frame, reload, status, colorBy]);
-  return { geometry, message, clear: () => setGeometry(null) };
+  }, [node, frame, reload, status, colorBy, withBodies]);
+  return {
+    geometry,
+    bodies,
+    message,
+    clear: () => {
+      setGeometry(null);
+      setBodies(null);
+    },
+  };
 }
 
 // The colliders of the graph as wireframes: every collider node that no

@@ -1,10 +1,11 @@
 // The viewport and its display options: colour by, spheres or liquid.
 import { useState } from "react";
-import type { ColliderShape, Geometry } from "../geometry";
+import type { ColliderShape, Geometry, MeshGeometry } from "../geometry";
 import { Viewport } from "../Viewport";
 
 export function ViewportPanel({
   geometry,
+  bodies,
   colliders,
   time,
   message,
@@ -12,6 +13,7 @@ export function ViewportPanel({
   onColorBy,
 }: {
   geometry: Geometry | null;
+  bodies: MeshGeometry | null;
   colliders: ColliderShape[];
   time: number;
   message: string;
@@ -21,7 +23,7 @@ export function ViewportPanel({
   const [renderMode, setRenderMode] = useState<"spheres" | "fluid">("spheres");
   return (
     <>
-      <Viewport geometry={geometry} colliders={colliders} time={time} mode={renderMode} colorBy={colorBy} message={message} />
+      <Viewport geometry={geometry} bodies={bodies} colliders={colliders} time={time} mode={renderMode} colorBy={colorBy} message={message} />
       <select
         className="color-by"
         data-testid="color-by"

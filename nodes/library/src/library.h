@@ -220,7 +220,7 @@ class CoupledBodies {
   bool linked() const { return coupling_ != nullptr; }
   // Before a frame's steps: its number, named in errors.
   void begin_frame(int frame);
-  // The fastest body, m/s (for the substep count).
+  // The fastest point of a body's surface, m/s (for the substep count).
   float max_speed() const;
   // The frame's report on the bodies ("" when none).
   std::string info() const;

@@ -61,10 +61,7 @@ void CoupledBodies::begin_frame(int frame) {
 }
 
 float CoupledBodies::max_speed() const {
-  float v = 0;
-  if (coupling_)
-    for (const Vec3d& b : coupling_->rigid().bodies().v) v = std::max(v, float(b.norm()));
-  return v;
+  return coupling_ ? float(coupling_->max_speed()) : 0.0f;
 }
 
 std::string CoupledBodies::info() const {

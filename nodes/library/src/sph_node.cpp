@@ -20,7 +20,7 @@ SphParams read_params(const CookContext& c) {
   return p;
 }
 
-class SphNode final : public SolverNode<SphSolver> {
+class SphNode final : public LiquidSolverNode<SphSolver> {
   std::unique_ptr<SphSolver> make_solver(const CookContext& ctx) override {
     return make_on_device(ctx, read_params(ctx), make_sph_solver_cpu, gpu::make_sph_solver_cuda);
   }
@@ -31,6 +31,9 @@ class SphNode final : public SolverNode<SphSolver> {
   }
 
   void advance(CookContext& ctx, double t0, double frame_dt) override {
+    // Linked bodies step in the solver's steps, whose length counts their
+    // speed (StepPartner::max_speed).
+    if (bodies_.linked()) bodies_.begin_frame(ctx.frame());
     const SphFrameStats st = sph_advance_frame(*solver_, t0, frame_dt, float(ctx.param_float("time_step")),
                                                ctx.frame(), [&](int s, double fraction, const SphStepStats& ss) {
                                                  char buf[96];
@@ -55,7 +58,7 @@ class SphNode final : public SolverNode<SphSolver> {
     if (st.projected > st.projected_pressed)
       line += ", " + std::to_string(st.projected - st.projected_pressed) +
               " collision(s) of free particles with colliders";
-    ctx.info(line);
+    ctx.info(line + bodies_.info());
     if (!dfsph && st.max_speed > 0.3f * solver_->speed_of_sound()) {
       std::ostringstream m;
       m.precision(3);
@@ -86,8 +89,10 @@ void register_sph(Registry& r) {
       "spring-damper layer; surface tension after Akinci et al. 2013 or Mueller et al.'s colour field. The "
       "time step adapts to the CFL, acoustic, viscous and force conditions. At the start frame it outputs the "
       "input particles; frame f continues from frame f - 1. SI units. Stops with an error naming the frame "
-      "when the simulation becomes unstable.",
+      "when the simulation becomes unstable. Rigid bodies linked into `bodies` float, sink and are pushed by the "
+      "liquid, which they push back (two-way coupling, in the same steps).",
       "Particles with P, v, density, pressure and the input's attributes.");
+  CoupledBodies::spec(s);
   table_params(s, sph_param_table(), "method")
       .param_float("time_step", 0.0, 0.0, 1.0, "s",
                    "0: adaptive (CFL, acoustic, viscous and force conditions); otherwise equal steps of at most "

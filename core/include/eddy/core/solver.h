@@ -55,6 +55,9 @@ class StepPartner {
   virtual ~StepPartner() = default;
   virtual void before_step(double dt, double time) = 0;
   virtual void after_step(double dt, double time) = 0;
+  // The fastest any surface the partner places among the particles moves,
+  // m/s: a solver choosing its own step keeps it within its CFL condition.
+  virtual double max_speed() const { return 0.0; }
 };
 
 // What every solver offers whatever its parameters: the colliders it meets

@@ -154,6 +154,8 @@ struct ReactionView {
     const int s = slot(i, c);
     if (s >= 0) J[size_t(i) * kReactionSlots + s] += impulse;
   }
+  // Slot s of particle i (claimed with slot()).
+  EDDY_HD_INLINE Vec3f& at(uint32_t i, int s) const { return J[size_t(i) * kReactionSlots + s]; }
 };
 
 template <class Exec>

@@ -91,12 +91,12 @@ struct Bodies {
 // `segments` around their axis (at least 6).
 Mesh bodies_to_mesh(const Bodies& bodies, int segments = 24);
 
-// The cross-product matrix: skew(a) b = a x b.
 // Between the bodies' double vectors and the float vectors of colliders,
 // meshes and particles.
 inline Vec3d to_vec3d(const Vec3f& v) { return Vec3d(v.x, v.y, v.z); }
 inline Vec3f to_vec3f(const Vec3d& v) { return vec3(float(v.x()), float(v.y()), float(v.z())); }
 
+// The cross-product matrix: skew(a) b = a x b.
 inline Mat3d skew(const Vec3d& a) {
   Mat3d s;
   s << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;

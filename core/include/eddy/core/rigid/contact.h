@@ -35,6 +35,9 @@ struct BoundsD {
   Vec3d lo, hi;
 };
 BoundsD body_bounds(const Bodies& bodies, std::size_t i, double margin);
+// The fastest any point of body i's surface moves, at most: |v| + |w| times
+// half its bounds' diagonal, m/s.
+double body_surface_speed(const Bodies& bodies, std::size_t i);
 
 // Pairs (i < j) of boxes that overlap: sweep and prune; ordered by (i, j).
 std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds);

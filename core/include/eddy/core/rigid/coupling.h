@@ -57,6 +57,8 @@ class BodyCoupling final : public StepPartner {
 
   void before_step(double dt, double time) override;
   void after_step(double dt, double time) override;
+  // The fastest point of a body's surface, m/s.
+  double max_speed() const override;
 
  private:
   SolverBase& liquid_;

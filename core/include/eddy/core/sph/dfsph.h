@@ -17,6 +17,7 @@ void SphSolverT<Exec>::dfsph_step(float dt, bool warm, StageClock& clock, SphSte
   add_accel(dt, warm);
   times.forces = clock.lap();
   const SphErrorStats d = density_solve(dt, s.iterations, warm);
+  record_wall_pressure(dt);
   s.mean_density_error = 100.0f * d.sum / float(n_);
   s.max_density_error = 100.0f * d.max;
   times.pressure = clock.lap();
@@ -156,6 +157,26 @@ SphErrorStats SphSolverT<Exec>::density_solve(float dt, int& iters, bool warmed)
   });
   pressure_time_ += dt;
   return e;
+}
+
+// Two-way coupling: the walls' pressure over the step, per collider. Both
+// solvers' velocity changes at the walls are -V_b grad W_ib times the
+// particle's stiffness (positions do not move within the solves), so the
+// step's impulse from collider k is -m (sum over its boundary neighbours of
+// V_b grad W_ib) (k_density dt + k_divergence dt), with the totals the
+// solves kept (kappa_, and kappa_v_ as k dt).
+template <class Exec>
+void SphSolverT<Exec>::record_wall_pressure(float dt) {
+  const ReactionView R = reactions_.view();
+  if (!R.on() || nb_ == 0) return;
+  const Vec3f* wgs = wall_gs_.data();
+  const float* k = kappa_.data();
+  const float* kv = kappa_v_.data();
+  const float m = c_.mass;
+  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    const float kdt = k[i] * dt + kv[i];
+    for (int s = 0; s < kReactionSlots; ++s) R.at(i, s) -= wgs[size_t(i) * kReactionSlots + s] * (m * kdt);
+  });
 }
 
 }  // namespace eddy

@@ -98,6 +98,10 @@ float sph_surface_gradient(float spacing, float h);
 // over the height the particles span above the nearest collider below them.
 float sph_estimate_speed(const Points& pts, const std::vector<Collider>& colliders, Vec3f gravity);
 bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>& b);
+// Whether boundary particles sampled for colliders b serve a: the same
+// colliders, but for bodies (Collider::body) of the same shape in another
+// pose (bodies are sampled whole, in their own frame).
+bool same_boundary_samples(const std::vector<Collider>& a, const std::vector<Collider>& b);
 
 template <class Exec>
 class SphSolverT final : public SolverOn<Exec, SphSolver> {
@@ -111,6 +115,15 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   float particle_radius() const override { return c_.r; }
   float speed_of_sound() const override { return c_.c0; }
   float expected_speed() const override { return expected_; }
+
+  // Two-way coupling: per collider, the walls' pressure (boundary
+  // particles' or springs'), their friction and the velocity the collision
+  // projection removes, as impulses m a dt and m dv.
+  bool measures_reactions() const override { return true; }
+  void track_reactions(bool on) override { reactions_.enable(on); }
+  void reactions(std::vector<ColliderImpulse>& out, uint64_t* lost) const override {
+    reactions_.sum(ex_, x_, ncoll_, out, lost);
+  }
 
   void load(const Points& pts) override {
     if (!(pts.radius > 0.0f)) throw Error("SPH: particles have no radius (points.radius must be > 0)");
@@ -145,6 +158,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
       domain_ = {domain_.lo - grow, domain_.hi + grow};
     }
     boundary_dirty_ = true;
+    begin_reactions();
     if (n_) {
       prepare_boundary(0.0f);
       find_neighbors();
@@ -152,13 +166,17 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     }
   }
 
+  // New colliders resample the boundary particles, except bodies that only
+  // moved (two-way coupling poses them anew each step): their samples are
+  // kept in their own frame and are placed again.
   void set_colliders(const std::vector<Collider>& cs) override {
     if (same_colliders(cs, colliders_host_) && !colliders_host_.empty()) return;
+    if (!same_boundary_samples(cs, colliders_host_) || colliders_host_.empty()) boundary_dirty_ = true;
     colliders_host_ = cs;
     Base::set_colliders(cs);
     moving_ = false;
     for (const auto& c : cs) moving_ |= collider_moves(c);
-    boundary_dirty_ = true;
+    boundary_placed_ = false;
   }
 
   void store(Points& out) const override {
@@ -185,13 +203,14 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
                    sizeof(Vec3f) +
                (density_.size() + pressure_.size() + pressure_sum_.size() + alpha_.size() + kappa_.size() +
                 kappa_v_.size() + residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
-               (pair_g_.size() + wall_g_.size()) * sizeof(Vec3f) + wall_v_.size() * 4;
-    b += carried_.bytes();
+               (pair_g_.size() + wall_g_.size() + wall_gs_.size()) * sizeof(Vec3f) + wall_v_.size() * 4;
+    b += carried_.bytes() + reactions_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
 
   float suggest_dt() const override {
-    const float d = 2.0f * c_.r, v = max_speed_;
+    // A partner's surfaces among the particles (bodies) count as particles do.
+    const float d = 2.0f * c_.r, v = std::max(max_speed_, this->partner() ? float(this->partner()->max_speed()) : 0.0f);
     float dt = params_.max_dt;
     if (v > 0) dt = std::min(dt, params_.cfl * d / v);
     if (params_.method == SphMethod::Wcsph) dt = std::min(dt, 0.4f * d / (c_.c0 + v));
@@ -217,8 +236,9 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   void take_step(float dt, float time, StageClock& clock, SphStepStats& s) override {
     SphStageTimes times;
     time_ = time;
-    if (boundary_dirty_ || moving_) prepare_boundary(time);
+    if (boundary_dirty_ || moving_ || !boundary_placed_) prepare_boundary(time);
     find_neighbors();
+    begin_reactions();
     times.neighbors = clock.lap();
     // DFSPH's warm starts ride on passes that visit the pairs anyway: the
     // divergence solver's on the density pass, the density solver's on the
@@ -257,6 +277,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   void xsph();
   SphCounts project(float t);
   void commit(SphStepStats& s);
+  void begin_reactions();
 
   // Walls (walls.h): boundary particles on the collider surfaces.
   void prepare_boundary(float t);
@@ -274,6 +295,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   SphErrorStats jacobi(float dt, float eta, bool density, Vec<float>& total, int& iters);
   int divergence_solve(float dt, bool warmed);
   SphErrorStats density_solve(float dt, int& iters, bool warmed);
+  void record_wall_pressure(float dt);
 
   template <class T>
   void zero(Vec<T>& b) {
@@ -287,7 +309,8 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   uint32_t nb_ = 0;
   uint64_t steps_ = 0;
   float expected_ = 0, max_accel_ = 0, time_ = 0;
-  bool moving_ = false, boundary_dirty_ = true;
+  bool moving_ = false, boundary_dirty_ = true;  // dirty: sample anew
+  bool boundary_placed_ = false;                  // the samples stand where their colliders are
   Bounds3 domain_ = empty_bounds();
   Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
   Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
@@ -300,6 +323,9 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   // the walls' sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib.
   Vec<Vec3f> pair_g_, wall_g_;
   Vec<float> wall_v_;
+  // DFSPH, tracking reactions: wall_g_ split by collider, in the particles'
+  // reaction slots ((kReactionSlots n)).
+  Vec<Vec3f> wall_gs_;
   Vec<float> tmpf_;  // scratch: a permuted float attribute, the solvers' per-iteration stiffness
   Vec<Vec3f> bx_, blocal_;
   Vec<float> bpsi_;

@@ -89,6 +89,10 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
   const float* kv_old = kappa_v_.data();
   float* kv_new = tmpf_.data();
   Vec3f* v = v_.data();
+  // Tracking reactions, DFSPH splits the walls' gradient sum by collider
+  // (record_wall_pressure turns it into impulses).
+  const ReactionView R = reactions_.view();
+  Vec3f* wgs = R.on() && !wcsph ? wall_gs_.data() : nullptr;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i];
     float wsum = w0;
@@ -121,6 +125,8 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
       rel = wsum * c.volume0;
       Vec3f gb = vec3(0.0f);  // sum_b V_b grad W_ib
       float gbv = 0.0f;       // sum_b V_b v_b . grad W_ib (moving colliders)
+      if (wgs)
+        for (int s = 0; s < kReactionSlots; ++s) wgs[size_t(i) * kReactionSlots + s] = vec3(0.0f);
       if (with_b)
         for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
           const uint32_t b = nbb.indices[q];
@@ -131,6 +137,10 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
           const Vec3f gw = r * (k.g * vb);
           gb += gw;
           gbv += dot(collider_velocity(cols[bcol[b]], bx[b], t), gw);
+          if (wgs) {
+            const int s = R.slot(i, int32_t(bcol[b]));
+            if (s >= 0) wgs[size_t(i) * kReactionSlots + s] += gw;
+          }
         }
       wg[i] = gb;
       wv[i] = gbv;
@@ -186,6 +196,8 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   const float* k_old = kappa_.data();
   float* k_new = tmpf_.data();
   Vec3f* warm_dv = tmp3_.data();
+  const ReactionView R = reactions_.view();
+  const float m_dt = c.mass * dt;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
@@ -211,14 +223,22 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
     }
     a += ap + av * (c.mu / rho_i) + at;
     if (c.tension_model == int(SurfaceTension::ColorField)) a -= color_field_tension(c, normal[i], lap[i], rho_i);
-    // Walls (walls.h): what they push with, for friction, and their velocity.
+    // Walls (walls.h): what they push with, for friction, and their
+    // velocity; tracking reactions, each collider's push (WCSPH's pressure
+    // and the springs; DFSPH's pressure is its solves') and its share of the
+    // friction, in proportion to its friction weight fw.
     WallContact wall;
+    float fw[kReactionSlots] = {};
     if (with_b)
       for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
         const uint32_t b = nbb.indices[q];
+        const Collider& col = cols[bcol[b]];
         const Vec3f f = boundary_pressure_accel(S, xi - bx[b], psi[b], pi, rho_i);
         if (with_pressure) a += f;
-        wall.add(f, length(f), cols[bcol[b]], collider_velocity(cols[bcol[b]], bx[b], t));
+        const float fl = length(f);
+        wall.add(f, fl, col, collider_velocity(col, bx[b], t));
+        if (R.on()) record_wall_push(R, i, int32_t(bcol[b]), with_pressure ? f * m_dt : vec3(0.0f),
+                                     col.friction * fl, fw);
       }
     if (c.walls == int(SphWalls::SpringDamper)) {
       for (uint32_t k = 0; k < ncoll; ++k) {
@@ -231,10 +251,14 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
           const float an = spring_damper_accel(c, walls[w].distance, dot(vi - u, n));
           a += n * an;
           wall.add(n * an, fabsf(an), cols[k], u);
+          if (R.on()) record_wall_push(R, i, int32_t(k), n * (an * m_dt), cols[k].friction * fabsf(an), fw);
         }
       }
     }
-    a -= wall.friction_accel(vi, a, dt);
+    const Vec3f fa = wall.friction_accel(vi, a, dt);
+    a -= fa;
+    if (R.on() && wall.friction > 0.0f)
+      for (int s = 0; s < kReactionSlots; ++s) R.at(i, s) -= fa * (m_dt * fw[s] / wall.friction);
     acc[i] = a;
     if (warm) {
       warm_dv[i] = with_b ? wk + wg[i] * ki : wk;
@@ -302,6 +326,8 @@ SphCounts SphSolverT<Exec>::project(float t) {
   Vec3f* v = v_.data();
   const float* density = density_.data();
   float* flag = residual_.data();
+  const ReactionView R = reactions_.view();
+  const float m = c_.mass;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     Vec3f p = x[i];
     bool moved = false;
@@ -311,7 +337,10 @@ SphCounts SphSolverT<Exec>::project(float t) {
         if (sd.distance < 0.0f) {
           p -= sd.normal * sd.distance;
           const float un = dot(v[i] - collider_velocity(cols[k], p, t), sd.normal);
-          if (un < 0.0f) v[i] -= sd.normal * un;
+          if (un < 0.0f) {
+            v[i] -= sd.normal * un;
+            if (R.on()) R.add(i, int32_t(k), sd.normal * (-un * m));
+          }
           moved = true;
         }
       }
@@ -321,6 +350,13 @@ SphCounts SphSolverT<Exec>::project(float t) {
   return ex_.reduce(
       n_, SphCounts{0u, 0u},
       [=] EDDY_HD(uint32_t i) { return SphCounts{flag[i] > 0.5f ? 1u : 0u, flag[i] > 1.5f ? 1u : 0u}; }, SumOp{});
+}
+
+// Empty reaction slots for the step (tracking reactions).
+template <class Exec>
+void SphSolverT<Exec>::begin_reactions() {
+  reactions_.reset(ex_, n_);
+  if (reactions_.on() && params_.method == SphMethod::Dfsph) wall_gs_.resize(size_t(n_) * kReactionSlots);
 }
 
 template <class Exec>

@@ -49,6 +49,17 @@ struct WallContact {
   }
 };
 
+// Two-way coupling: collider k's push on particle i (the impulse J, and
+// the friction weight w that shares out the friction) in the particle's
+// reaction slot for k.
+EDDY_HD_INLINE void record_wall_push(const ReactionView& R, uint32_t i, int32_t k, Vec3f J, float w,
+                                     float (&fw)[kReactionSlots]) {
+  const int s = R.slot(i, k);
+  if (s < 0) return;
+  R.at(i, s) += J;
+  fw[s] += w;
+}
+
 // Boundary particles at time t: sampled once per collider set, moved with
 // their colliders, their volumes Psi_b = rho0 / sum_k W_bk from the
 // boundary's own neighbourhood (Akinci et al. 2012, eq. 4-5).
@@ -57,13 +68,15 @@ void SphSolverT<Exec>::prepare_boundary(float t) {
   if (c_.walls != int(SphWalls::BoundaryParticles) || n_ == 0) {
     nb_ = 0;
     boundary_dirty_ = false;
+    boundary_placed_ = true;
     return;
   }
   if (boundary_dirty_) {
-    // Containers hold the liquid wherever it goes: all of them is sampled.
+    // Containers hold the liquid wherever it goes, and bodies go anywhere
+    // (their samples are kept while they move): all of them is sampled.
     Bounds3 dom = domain_;
     for (const auto& c : colliders_host_)
-      if (c.inside && c.type != ShapeType::Plane) {
+      if ((c.inside || c.body) && c.type != ShapeType::Plane) {
         const Bounds3 b = collider_world_bounds(c);
         dom = {vmin(dom.lo, b.lo), vmax(dom.hi, b.hi)};
       }
@@ -78,6 +91,7 @@ void SphSolverT<Exec>::prepare_boundary(float t) {
     bpsi_.resize(nb_);
     boundary_dirty_ = false;
   }
+  boundary_placed_ = true;
   if (nb_ == 0) return;
   const Collider* cols = colliders_.data();
   const Vec3f* q = blocal_.data();
