@@ -32,4 +32,27 @@ Mat3f rotation_y_to(Vec3f n) {
   return {{t.x, n.x, b.x}, {t.y, n.y, b.y}, {t.z, n.z, b.z}};
 }
 
+Vec3f rotation_vector(const Mat3f& R) {
+  // R - R^T = 2 sin(a) [k]x, trace R = 1 + 2 cos(a).
+  const Vec3f s = vec3(R.r2.y - R.r1.z, R.r0.z - R.r2.x, R.r1.x - R.r0.y) * 0.5f;
+  const float sin_a = length(s), cos_a = 0.5f * (R.r0.x + R.r1.y + R.r2.z - 1.0f);
+  const float a = atan2f(sin_a, cos_a);
+  return sin_a > 1e-12f ? s * (a / sin_a) : s;
+}
+
+void set_motion(Collider& c, Vec3f position, const Mat3f& rotation, Vec3f velocity, Vec3f angular_velocity,
+                double time) {
+  // The pose at t = 0 is where the motion, run back over `time`, started.
+  Collider at = c;
+  at.center = position;
+  at.rotation = rotation;
+  at.velocity = velocity;
+  at.angular_velocity = angular_velocity;
+  const ColliderPose start = collider_pose(at, float(-time));
+  c.center = start.center;
+  c.rotation = start.rotation;
+  c.velocity = velocity;
+  c.angular_velocity = angular_velocity;
+}
+
 }  // namespace eddy

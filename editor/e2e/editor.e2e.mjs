@@ -234,6 +234,24 @@ try {
   });
   check(saved?.bypass === true, "bypass reaches the server's graph");
 
+  // Animate a parameter: an expression typed in a field, a key set at the current frame.
+  await page.getByTestId("node-fluidbox1").click();
+  await page.getByTestId("param-center-0").fill("0.1 * $F");
+  await page.getByTestId("param-center-0").press("Enter");
+  await page.getByTestId("param-center-1-key").click();
+  const animated = await page.evaluate(async () => {
+    for (let k = 0; k < 50; k++) {
+      const n = (await (await fetch("/api/graph")).json()).nodes.find((x) => x.id === "fluidbox1");
+      if (n?.params.center?.[1]?.keys) return n.params.center;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  });
+  check(animated?.[0]?.expr === "0.1 * $F" && animated?.[1]?.keys?.[0]?.[0] === 3,
+        `an expression and a key reach the server's graph (${JSON.stringify(animated)})`);
+  check((await page.getByTestId("param-center-0").getAttribute("data-animated")) === "expression" &&
+        (await page.getByTestId("timeline-key").count()) === 1, "the field is marked and the timeline shows the key");
+
   // Break a parameter: the node shows an error badge with the reason.
   await page.getByTestId("node-fluidbox1").click();
   await page.getByTestId("param-particle_radius").fill("-1");

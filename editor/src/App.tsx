@@ -7,6 +7,7 @@ import { useCatalog } from "./hooks/useCatalog";
 import { cachedRanges, useEvents } from "./hooks/useEvents";
 import { useColliders, useDisplayGeometry } from "./hooks/useGeometry";
 import { useGraph } from "./hooks/useGraph";
+import { keyFrames } from "./graph";
 import { useShortcuts } from "./hooks/useShortcuts";
 import { GraphCanvas } from "./panels/GraphCanvas";
 import { LibraryPanel } from "./panels/LibraryPanel";
@@ -61,7 +62,7 @@ export function App() {
           colorBy={colorBy}
           onColorBy={setColorBy}
         />
-        <ParamPanel node={graph.selectedNode} onDisplay={graph.setDisplay} onBypass={graph.toggleBypass} onParam={graph.setParam} />
+        <ParamPanel node={graph.selectedNode} frame={frame} onDisplay={graph.setDisplay} onBypass={graph.toggleBypass} onParam={graph.setParam} />
       </section>
       <Timeline
         meta={meta}
@@ -70,6 +71,7 @@ export function App() {
         cookRange={cookRange}
         setCookRange={setCookRange}
         cached={cachedRanges(status, displayNode)}
+        keys={graph.selectedNode ? keyFrames(graph.selectedNode.data.params) : []}
         displayNode={displayNode}
         nodes={nodes}
         graphPath={graphPath}

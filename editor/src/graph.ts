@@ -92,9 +92,45 @@ export function fromGraph(g: Graph, catalog: Catalog) {
   return { nodes: withDisplay(ns, shown), edges, display: shown ?? null };
 }
 
+// Animated values (docs/graph-format.md, "Animated parameters"): a number,
+// or an expression or keyframes in its place (a vec3 component each).
+export type Keys = { keys: [number, number][]; interpolation?: "linear" | "smooth" | "constant" };
+export type Animated = number | boolean | { expr: string } | Keys;
+export const isExpr = (v: unknown): v is { expr: string } => typeof v === "object" && v !== null && "expr" in v;
+export const isKeys = (v: unknown): v is Keys => typeof v === "object" && v !== null && "keys" in v;
+
+// Keyframes' value at a frame, as the graph format interpolates them
+// (linear and constant exactly; smooth shown as linear between keys).
+export function keysAt(k: Keys, frame: number): number {
+  const ks = k.keys;
+  if (frame <= ks[0][0]) return ks[0][1];
+  if (frame >= ks[ks.length - 1][0]) return ks[ks.length - 1][1];
+  let i = 0;
+  while (ks[i + 1][0] <= frame) i++;
+  const [f0, v0] = ks[i], [f1, v1] = ks[i + 1];
+  return k.interpolation === "constant" ? v0 : v0 + ((frame - f0) / (f1 - f0)) * (v1 - v0);
+}
+
+// A value with a key set at `frame` to `value` (keys added to, or made).
+export function withKey(v: Animated, frame: number, value: number): Keys {
+  const keys = isKeys(v) ? v.keys.filter(([f]) => f !== frame) : [];
+  keys.push([frame, value]);
+  keys.sort((a, b) => a[0] - b[0]);
+  return { keys, interpolation: isKeys(v) ? v.interpolation ?? "linear" : "linear" };
+}
+
+// The frames at which a node's parameters have keys.
+export function keyFrames(params: Record<string, unknown>): number[] {
+  const frames = new Set<number>();
+  for (const v of Object.values(params))
+    for (const c of Array.isArray(v) ? v : [v]) if (isKeys(c)) c.keys.forEach(([f]) => frames.add(f));
+  return [...frames].sort((a, b) => a - b);
+}
+
 export const toGraph = (ns: EddyNode[], es: Edge[], meta: GraphMeta): Graph => ({
   format: "eddy-graph",
-  version: 1,
+  // 2 reads both forms; the server writes 1 when no parameter is animated.
+  version: 2,
   comment: meta.comment,
   frame_range: meta.frame_range,
   fps: meta.fps,

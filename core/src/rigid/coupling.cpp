@@ -28,18 +28,11 @@ Collider body_collider(const Bodies& B, std::size_t i, double time) {
       c.size = vec3(float(g.radius), float(g.half_height), 0.0f);
       break;
   }
-  // collider_pose(c, t) = (center + velocity t, Rot(w t) R0): the body's
-  // pose at `time` when center = x - v time and R0 = Rot(-w time) R.
-  const Vec3d th = -B.w[i] * time;
-  const Mat3d R0 = (th.norm() > 0 ? Eigen::AngleAxisd(th.norm(), th.normalized()).toRotationMatrix()
-                                  : Mat3d::Identity()) *
-                   B.q[i].toRotationMatrix();
-  c.center = to_vec3f(B.x[i] - B.v[i] * time);
-  c.rotation = {{float(R0(0, 0)), float(R0(0, 1)), float(R0(0, 2))},
-                {float(R0(1, 0)), float(R0(1, 1)), float(R0(1, 2))},
-                {float(R0(2, 0)), float(R0(2, 1)), float(R0(2, 2))}};
-  c.velocity = to_vec3f(B.v[i]);
-  c.angular_velocity = to_vec3f(B.w[i]);
+  const Mat3d R = B.q[i].toRotationMatrix();
+  const Mat3f Rf = {{float(R(0, 0)), float(R(0, 1)), float(R(0, 2))},
+                    {float(R(1, 0)), float(R(1, 1)), float(R(1, 2))},
+                    {float(R(2, 0)), float(R(2, 1)), float(R(2, 2))}};
+  set_motion(c, to_vec3f(B.x[i]), Rf, to_vec3f(B.v[i]), to_vec3f(B.w[i]), time);
   c.friction = float(B.friction[i]);
   c.body = 1;
   return c;

@@ -224,9 +224,10 @@ bool same_boundary_samples(const std::vector<Collider>& a, const std::vector<Col
   if (a.size() != b.size()) return false;
   for (std::size_t k = 0; k < a.size(); ++k) {
     const Collider &x = a[k], &y = b[k];
-    const bool moved_body = x.body && y.body && x.type == y.type && x.inside == y.inside && x.size == y.size &&
-                            x.type != ShapeType::Grid;
-    if (!moved_body && !same_collider(x, y)) return false;
+    const bool moving = (x.body || collider_moves(x)) && (y.body || collider_moves(y));
+    const bool moved = moving && x.type == y.type && x.inside == y.inside && x.size == y.size &&
+                       x.type != ShapeType::Grid && x.type != ShapeType::Plane;
+    if (!moved && !same_collider(x, y)) return false;
   }
   return true;
 }

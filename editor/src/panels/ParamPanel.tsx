@@ -2,15 +2,17 @@
 // display and bypass flags, the node's doc and a field per parameter.
 import { useEffect, useState } from "react";
 import type { ParamSpec } from "../api";
-import type { EddyNode } from "../graph";
+import { isExpr, isKeys, keysAt, withKey, type Animated, type EddyNode } from "../graph";
 
 export function ParamPanel({
   node,
+  frame,
   onDisplay,
   onBypass,
   onParam,
 }: {
   node: EddyNode | undefined;
+  frame: number;
   onDisplay: (id: string) => void;
   onBypass: (id: string) => void;
   onParam: (id: string, name: string, value: unknown) => void;
@@ -35,7 +37,13 @@ export function ParamPanel({
           </h3>
           <p className="doc">{node.data.spec.doc}</p>
           {node.data.spec.params.map((p) => (
-            <ParamField key={p.name} spec={p} value={node.data.params[p.name]} onChange={(v) => onParam(node.id, p.name, v)} />
+            <ParamField
+              key={p.name}
+              spec={p}
+              value={node.data.params[p.name]}
+              frame={frame}
+              onChange={(v) => onParam(node.id, p.name, v)}
+            />
           ))}
         </>
       ) : (
@@ -45,9 +53,19 @@ export function ParamPanel({
   );
 }
 
-// One parameter: a checkbox, a menu, or a text field that commits on Enter
-// or on leaving it (numbers and vectors only when they parse).
-function ParamField({ spec, value, onChange }: { spec: ParamSpec; value: unknown; onChange: (v: unknown) => void }) {
+// One parameter: a checkbox, a menu, or text fields (a vec3's components
+// each its own) that commit on Enter or on leaving them.
+function ParamField({
+  spec,
+  value,
+  frame,
+  onChange,
+}: {
+  spec: ParamSpec;
+  value: unknown;
+  frame: number;
+  onChange: (v: unknown) => void;
+}) {
   const title = `${spec.doc}${spec.unit ? ` (${spec.unit})` : ""}${spec.min !== undefined ? ` min ${spec.min}` : ""}${
     spec.max !== undefined ? ` max ${spec.max}` : ""
   }`;
@@ -57,8 +75,6 @@ function ParamField({ spec, value, onChange }: { spec: ParamSpec; value: unknown
       {spec.unit && <small> {spec.unit}</small>}
     </span>
   );
-  const [text, setText] = useState(String(value ?? ""));
-  useEffect(() => setText(Array.isArray(value) ? value.join(", ") : String(value ?? "")), [value]);
   const testid = `param-${spec.name}`;
   if (spec.type === "bool")
     return (
@@ -78,17 +94,39 @@ function ParamField({ spec, value, onChange }: { spec: ParamSpec; value: unknown
         </select>
       </label>
     );
-  const commit = () => {
-    if (spec.type === "float" || spec.type === "int") {
-      const v = Number(text);
-      if (!Number.isNaN(v)) onChange(spec.type === "int" ? Math.round(v) : v);
-    } else if (spec.type === "vec3") {
-      const v = text.split(",").map((x) => Number(x.trim()));
-      if (v.length === 3 && v.every((x) => !Number.isNaN(x))) onChange(v);
-    } else {
-      onChange(text);
-    }
-  };
+  if (spec.type === "float" || spec.type === "int")
+    return (
+      <label className="param">
+        {label}
+        <NumberField testid={testid} value={value as Animated} frame={frame} int={spec.type === "int"} onChange={onChange} />
+      </label>
+    );
+  if (spec.type === "vec3") {
+    const v = (Array.isArray(value) ? value : [0, 0, 0]) as Animated[];
+    return (
+      <label className="param">
+        {label}
+        <span className="vec3">
+          {[0, 1, 2].map((c) => (
+            <NumberField
+              key={c}
+              testid={`${testid}-${c}`}
+              value={v[c]}
+              frame={frame}
+              int={false}
+              onChange={(x) => onChange(v.map((old, k) => (k === c ? x : old)))}
+            />
+          ))}
+        </span>
+      </label>
+    );
+  }
+  return <TextField testid={testid} label={label} value={String(value ?? "")} onChange={onChange} />;
+}
+
+function TextField({ testid, label, value, onChange }: { testid: string; label: JSX.Element; value: string; onChange: (v: unknown) => void }) {
+  const [text, setText] = useState(value);
+  useEffect(() => setText(value), [value]);
   return (
     <label className="param">
       {label}
@@ -96,9 +134,73 @@ function ParamField({ spec, value, onChange }: { spec: ParamSpec; value: unknown
         data-testid={testid}
         value={text}
         onChange={(e) => setText(e.target.value)}
+        onBlur={() => onChange(text)}
+        onKeyDown={(e) => e.key === "Enter" && onChange(text)}
+      />
+    </label>
+  );
+}
+
+// A number, or in its place an expression (any text that is not a number,
+// e.g. 0.5 * sin(2 * pi * $T)) or keyframes, shown at the current frame and
+// marked. The key button sets a key at the current frame to the value shown.
+function NumberField({
+  testid,
+  value,
+  frame,
+  int,
+  onChange,
+}: {
+  testid: string;
+  value: Animated;
+  frame: number;
+  int: boolean;
+  onChange: (v: unknown) => void;
+}) {
+  const shown = isExpr(value) ? value.expr : isKeys(value) ? String(keysAt(value, frame)) : String(value ?? "");
+  const [text, setText] = useState(shown);
+  useEffect(() => setText(shown), [shown]);
+  const commit = () => {
+    const t = text.trim();
+    if (t === shown) return;
+    const n = Number(t);
+    if (t !== "" && !Number.isNaN(n)) {
+      // On keyframes a number sets the key at this frame, as in Houdini.
+      onChange(isKeys(value) ? withKey(value, frame, n) : int ? Math.round(n) : n);
+    } else if (t !== "") {
+      onChange({ expr: t });
+    }
+  };
+  const kind = isExpr(value) ? "expression" : isKeys(value) ? "keys" : "";
+  return (
+    <span className={`number ${kind}`}>
+      <input
+        data-testid={testid}
+        data-animated={kind}
+        title={
+          isExpr(value)
+            ? "expression ($F, $T, $FPS, $FSTART, $FEND)"
+            : isKeys(value)
+              ? `keys at frames ${value.keys.map(([f]) => f).join(", ")}`
+              : "a number, or an expression such as 0.1 * $F"
+        }
+        value={text}
+        onChange={(e) => setText(e.target.value)}
         onBlur={commit}
         onKeyDown={(e) => e.key === "Enter" && commit()}
       />
-    </label>
+      <button
+        className={`key ${isKeys(value) && value.keys.some(([f]) => f === frame) ? "on" : ""}`}
+        data-testid={`${testid}-key`}
+        title="Set a key at the current frame to this value"
+        disabled={isExpr(value) || Number.isNaN(Number(text))}
+        onClick={(e) => {
+          e.preventDefault();
+          onChange(withKey(value, frame, Number(text)));
+        }}
+      >
+        ◆
+      </button>
+    </span>
   );
 }

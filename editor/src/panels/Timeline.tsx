@@ -12,6 +12,7 @@ export function Timeline({
   cookRange,
   setCookRange,
   cached,
+  keys,
   displayNode,
   nodes,
   graphPath,
@@ -24,6 +25,7 @@ export function Timeline({
   cookRange: [number, number];
   setCookRange: (range: [number, number]) => void;
   cached: [number, number][];
+  keys: number[]; // the selected node's keyframes
   displayNode: string | null;
   nodes: EddyNode[];
   graphPath: string;
@@ -79,6 +81,15 @@ export function Timeline({
               key={`${a}-${b}`}
               className="cached"
               style={{ left: `${((a - f0) / span) * 100}%`, width: `${((b - a + 1) / span) * 100}%` }}
+            />
+          ))}
+          {keys.map((k) => (
+            <div
+              key={`key-${k}`}
+              className="keyframe"
+              data-testid="timeline-key"
+              title={`key at frame ${k}`}
+              style={{ left: `${((k - f0 + 0.5) / span) * 100}%` }}
             />
           ))}
         </div>

@@ -68,7 +68,12 @@ uint64_t CookEngine::signature(const std::string& node, int frame) {
     Hasher h;
     h.str(gn->type).str(node).pod(gn->bypass);
     for (const auto& [name, value] : gn->params) h.str(name).str(to_display(value));
-    if (spec.time_dependent || spec.stateful || (spec.frame_dependent && spec.frame_dependent(gn->params))) h.pod(f);
+    // Animated parameters: their definitions, and the frame (they vary with it).
+    for (const auto& [name, a] : gn->anims)
+      for (const auto& c : a.channels) h.str(name).str(c ? c->describe() : "-");
+    if (spec.time_dependent || spec.stateful || !gn->anims.empty() ||
+        (spec.frame_dependent && spec.frame_dependent(gn->params)))
+      h.pod(f);
     for (const auto& s : spec.inputs)
       for (const Link* l : graph_.links_into(node, s.name)) h.str(s.name).pod(signature(l->from_node, f)).str(l->from_socket);
     if (spec.stateful && f > graph_.frame_start) h.pod(previous);
@@ -146,6 +151,7 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
   ctx.node_id_ = gn.id;
   ctx.spec_ = &spec;
   ctx.params_ = &gn.params;
+  ctx.anims_ = &gn.anims;
   ctx.frame_ = frame;
   ctx.start_ = graph_.frame_start;
   ctx.end_ = graph_.frame_end;

@@ -154,6 +154,105 @@ ParamValue param_from_json(const ParamSpec& p, const json& j, const std::string&
   return fail("?");
 }
 
+// ---- animated values (docs/graph-format.md, "Animated parameters")
+
+bool animatable(ParamType t) {
+  return t == ParamType::Bool || t == ParamType::Int || t == ParamType::Float || t == ParamType::Vec3;
+}
+
+// An animated value: an object in place of the value, or in place of a
+// vec3's component.
+bool is_animated_json(const ParamSpec& p, const json& j) {
+  if (j.is_object()) return true;
+  return p.type == ParamType::Vec3 && j.is_array() && j.size() == 3 &&
+         std::any_of(j.begin(), j.end(), [](const json& c) { return c.is_object(); });
+}
+
+Channel channel_from_json(const json& j, const std::string& where) {
+  const char* form = "{\"expr\": \"...\"} or {\"keys\": [[frame, value], ...], \"interpolation\": ...}";
+  if (!j.is_object() || (j.contains("expr") == j.contains("keys")))
+    throw Error(where + ": expected " + form + ", got " + shown(j));
+  for (const auto& [k, v] : j.items())
+    if (k != "expr" && k != "keys" && k != "interpolation")
+      throw Error(where + "." + k + ": unknown key of an animated value (expr, keys, interpolation)");
+  try {
+    if (j.contains("expr")) {
+      if (j.size() != 1) throw Error("an expression takes no interpolation");
+      if (!j["expr"].is_string()) throw Error("expr: expected a string, got " + shown(j["expr"]));
+      return Channel::expression(j["expr"].get<std::string>());
+    }
+    const json& jk = j["keys"];
+    if (!jk.is_array()) throw Error("keys: expected [[frame, value], ...], got " + shown(jk));
+    std::vector<std::array<double, 2>> keys;
+    for (std::size_t k = 0; k < jk.size(); ++k) {
+      const json& key = jk[k];
+      if (!key.is_array() || key.size() != 2 || !key[0].is_number() || !key[1].is_number())
+        throw Error("keys[" + std::to_string(k) + "]: expected [frame, value], got " + shown(key));
+      keys.push_back({key[0].get<double>(), key[1].get<double>()});
+    }
+    Interpolation in = Interpolation::Linear;
+    if (j.contains("interpolation")) {
+      const json& ji = j["interpolation"];
+      bool known = false;
+      for (Interpolation i : {Interpolation::Linear, Interpolation::Smooth, Interpolation::Constant})
+        if (ji.is_string() && ji.get<std::string>() == interpolation_name(i)) in = i, known = true;
+      if (!known) throw Error("interpolation: expected linear, smooth or constant, got " + shown(ji));
+    }
+    return Channel::keys(std::move(keys), in);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+}
+
+json channel_to_json(const Channel& c) {
+  if (c.is_expression()) return {{"expr", c.expr()->text()}};
+  json keys = json::array();
+  for (const auto& k : c.key_list()) keys.push_back({k[0], k[1]});
+  return {{"keys", keys}, {"interpolation", interpolation_name(c.interpolation())}};
+}
+
+// The time of a graph's start frame.
+TimeVars start_time(const Graph& g) {
+  return {double(g.frame_start), g.fps, double(g.frame_start), double(g.frame_end)};
+}
+
+// Sets parameter p of node n from JSON j, a value or an animated value
+// (which also sets the value to the animation's at the start frame, t0).
+void assign_param(GraphNode& n, const ParamSpec& p, const json& j, const std::string& where, const TimeVars& t0) {
+  n.anims.erase(p.name);
+  if (!is_animated_json(p, j)) {
+    n.params[p.name] = param_from_json(p, j, where);
+    return;
+  }
+  if (!animatable(p.type))
+    throw Error(where + ": a " + std::string(to_string(p.type)) +
+                " parameter cannot be animated (float, int, bool and vec3 parameters can)");
+  ParamAnimation a;
+  if (p.type == ParamType::Vec3) {
+    if (!j.is_array() || j.size() != 3)
+      throw Error(where + ": expected [x, y, z] of numbers or animated values ({\"expr\": ...}, {\"keys\": ...}), got " +
+                  shown(j));
+    json at_start = json::array();
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::string wc = where + "[" + std::to_string(c) + "]";
+      if (j[c].is_object()) {
+        a.channels[c] = channel_from_json(j[c], wc);
+        at_start.push_back(animated_value(p, *a.channels[c], t0, wc));
+      } else {
+        at_start.push_back(j[c]);
+      }
+    }
+    n.params[p.name] = param_from_json(p, at_start, where);
+  } else {
+    a.channels[0] = channel_from_json(j, where);
+    const double x = animated_value(p, *a.channels[0], t0, where);
+    n.params[p.name] = p.type == ParamType::Bool  ? ParamValue(x != 0.0)
+                       : p.type == ParamType::Int ? ParamValue(int64_t(x))
+                                                  : ParamValue(x);
+  }
+  n.anims[p.name] = std::move(a);
+}
+
 json param_to_json(const ParamValue& v) {
   struct V {
     json operator()(bool b) const { return b; }
@@ -225,6 +324,18 @@ bool valid_id(const std::string& id) {
 
 }  // namespace
 
+double animated_value(const ParamSpec& p, const Channel& c, const TimeVars& t, const std::string& where) {
+  double v = c.eval(t);
+  if (p.type == ParamType::Int) v = std::round(v);
+  const std::string what = c.is_expression() ? "the expression \"" + c.expr()->text() + "\"" : "the keyframes";
+  const std::string at = " at frame " + num(t.frame);
+  if (!std::isfinite(v)) throw Error(where + ": " + what + " gives " + num(v) + at + ", expected a finite number");
+  if (p.type != ParamType::Bool && !in_range(p, v))
+    throw Error(where + ": " + what + " gives " + num(v) + at + ", expected " +
+                expectation(p, p.type == ParamType::Int ? "an integer" : "a number"));
+  return v;
+}
+
 ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where) {
   check_json_depth(text, where);
   if (!is_valid_utf8(text)) throw Error(where + ": the value is not valid UTF-8 text");
@@ -263,6 +374,34 @@ void check_frame(int64_t frame, const std::string& text) {
                 std::to_string(kMaxFrame) + "]");
 }
 
+// A node's animated parameters: animatable, and finite and within range at
+// every frame of the graph's range (at 100,001 frames spread over a longer
+// one), so that nothing is cooked or written before a bad value shows.
+// Stateful solvers read their parameters when they start, so an animation
+// there would be silently ignored: refused, naming it.
+void check_animations(const Graph& g, const GraphNode& n, const NodeSpec& spec, const std::string& w) {
+  for (const auto& [name, a] : n.anims) {
+    const std::string wp = w + ".params." + name;
+    const ParamSpec* p = spec.find_param(name);
+    if (!p) throw Error(wp + ": unknown parameter of " + n.type);
+    if (!animatable(p->type)) throw Error(wp + ": a " + std::string(to_string(p->type)) + " parameter cannot be animated");
+    if (spec.stateful)
+      throw Error(wp + ": " + n.type + " reads its parameters once, when it starts; animated parameters are not "
+                  "supported on stateful nodes yet");
+    const int64_t span = int64_t(g.frame_end) - g.frame_start, samples = std::min<int64_t>(span, 100000);
+    for (std::size_t c = 0; c < 3; ++c) {
+      if (!a.channels[c]) continue;
+      if (c > 0 && p->type != ParamType::Vec3) throw Error(wp + ": a scalar parameter has one channel");
+      const std::string wc = p->type == ParamType::Vec3 ? wp + "[" + std::to_string(c) + "]" : wp;
+      for (int64_t k = 0; k <= samples; ++k) {
+        TimeVars t = start_time(g);
+        t.frame = double(g.frame_start + (samples ? span * k / samples : 0));
+        animated_value(*p, *a.channels[c], t, wc);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& opt) {
@@ -293,6 +432,7 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
       // Re-validate values set in code (the file path validated them already).
       param_from_json(*p, param_to_json(value), w + ".params." + name);
     }
+    check_animations(g, n, *spec, w);
     for (const auto& p : spec->params)
       if (!n.params.count(p.name)) throw Error(w + ".params." + p.name + ": missing (internal: defaults not filled)");
   }
@@ -384,9 +524,10 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
     if (!root.contains("version") || !root["version"].is_number_integer())
       throw Error("version: expected the integer 1");
     const int version = root["version"].get<int>();
-    if (version != kGraphVersion)
-      throw Error("version: this eddy reads graph format version " + std::to_string(kGraphVersion) + ", the file is " +
-                  std::to_string(version) + (version > kGraphVersion ? " (written by a newer eddy)" : ""));
+    if (version < 1 || version > kGraphVersion)
+      throw Error("version: this eddy reads graph format versions 1 to " + std::to_string(kGraphVersion) +
+                  ", the file is " + std::to_string(version) +
+                  (version > kGraphVersion ? " (written by a newer eddy)" : ""));
     Graph g;
     g.source = source;
     if (!root.contains("frame_range")) throw Error("frame_range: missing; expected [start, end]");
@@ -437,7 +578,9 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
         for (const auto& [k, v] : jp.items()) {
           const ParamSpec* p = spec->find_param(k);
           if (!p) throw Error(wn + ".params." + k + ": unknown parameter of " + n.type + suggestion(k, param_names(*spec)));
-          n.params[k] = param_from_json(*p, v, wn + ".params." + k);
+          if (version < 2 && is_animated_json(*p, v))
+            throw Error(wn + ".params." + k + ": animated values need \"version\": 2");
+          assign_param(n, *p, v, wn + ".params." + k, start_time(g));
         }
       }
       g.nodes.push_back(std::move(n));
@@ -472,7 +615,9 @@ Graph load_graph(const std::string& path, const Registry& reg, const ValidateOpt
 std::string graph_to_json(const Graph& g, const Registry& reg) {
   json root;
   root["format"] = kGraphFormat;
-  root["version"] = kGraphVersion;
+  bool animated = false;
+  for (const auto& n : g.nodes) animated |= !n.anims.empty();
+  root["version"] = animated ? 2 : 1;
   root["frame_range"] = {g.frame_start, g.frame_end};
   root["fps"] = g.fps;
   json nodes = json::array();
@@ -481,7 +626,17 @@ std::string graph_to_json(const Graph& g, const Registry& reg) {
     jn["id"] = n.id;
     jn["type"] = n.type;
     json params = json::object();
-    for (const auto& [k, v] : n.params) params[k] = param_to_json(v);
+    for (const auto& [k, v] : n.params) {
+      params[k] = param_to_json(v);
+      if (const auto a = n.anims.find(k); a != n.anims.end()) {
+        if (params[k].is_array())
+          for (std::size_t c = 0; c < 3; ++c) {
+            if (a->second.channels[c]) params[k][c] = channel_to_json(*a->second.channels[c]);
+          }
+        else
+          params[k] = channel_to_json(*a->second.channels[0]);
+      }
+    }
     jn["params"] = params;
     jn["position"] = {n.position[0], n.position[1]};
     if (n.bypass) jn["bypass"] = true;
@@ -520,6 +675,19 @@ void apply_override(Graph& g, const Registry& reg, const std::string& a) {
   if (!p)
     throw Error(w + ": " + n->type + " \"" + node + "\" has no parameter \"" + param + "\"" +
                 suggestion(param, param_names(*spec)));
+  // An animated value ({"expr": ...}, {"keys": ...}, or a vector holding one).
+  if (value.find('{') != std::string::npos) {
+    check_json_depth(value, w);
+    if (!is_valid_utf8(value)) throw Error(w + ": the value is not valid UTF-8 text");
+    json j;
+    try {
+      j = json::parse(value);
+    } catch (const json::exception&) {
+      j = nullptr;
+    }
+    if (!j.is_null() && is_animated_json(*p, j)) return assign_param(*n, *p, j, w, start_time(g));
+  }
+  n->anims.erase(param);
   n->params[param] = parse_param_text(*p, value, w);
 }
 

@@ -5,6 +5,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/graph/cook.h"
+#include "eddy/graph/graph.h"
 #include "eddy/graph/util.h"
 
 namespace eddy {
@@ -24,16 +25,43 @@ const T& param_as(const ParamSet& ps, std::string_view name, const std::string& 
 }
 }  // namespace
 
-bool CookContext::param_bool(std::string_view n) const { return param_as<bool>(*params_, n, where(), "a bool"); }
+bool CookContext::animated(std::string_view n) const { return anims_ && anims_->count(n) > 0; }
+
+std::optional<double> CookContext::channel_value(std::string_view n, int c, double frame) const {
+  if (!anims_) return std::nullopt;
+  const auto it = anims_->find(n);
+  if (it == anims_->end() || !it->second.channels[std::size_t(c)]) return std::nullopt;
+  const ParamSpec* p = spec_->find_param(n);
+  EDDY_DEMAND(p != nullptr);
+  const TimeVars t{frame, fps_, double(start_), double(end_)};
+  std::string w = where() + ": parameter '" + std::string(n) + "'";
+  if (p->type == ParamType::Vec3) w += "[" + std::to_string(c) + "]";
+  return animated_value(*p, *it->second.channels[std::size_t(c)], t, w);
+}
+
+bool CookContext::param_bool(std::string_view n) const {
+  if (const auto a = channel_value(n, 0, frame_)) return *a != 0.0;
+  return param_as<bool>(*params_, n, where(), "a bool");
+}
 int64_t CookContext::param_int(std::string_view n) const {
+  if (const auto a = channel_value(n, 0, frame_)) return int64_t(*a);
   return param_as<int64_t>(*params_, n, where(), "an integer");
 }
-double CookContext::param_float(std::string_view n) const {
+double CookContext::param_float(std::string_view n) const { return param_float_at(n, frame_); }
+double CookContext::param_float_at(std::string_view n, double frame) const {
+  if (const auto a = channel_value(n, 0, frame)) return *a;
   return param_as<double>(*params_, n, where(), "a number");
 }
-Vec3Value CookContext::param_vec3(std::string_view n) const { return param_as<Vec3Value>(*params_, n, where(), "a vector"); }
-Vec3f CookContext::param_vec3f(std::string_view n) const {
-  const Vec3Value v = param_vec3(n);
+Vec3Value CookContext::param_vec3(std::string_view n) const { return param_vec3_at(n, frame_); }
+Vec3Value CookContext::param_vec3_at(std::string_view n, double frame) const {
+  Vec3Value v = param_as<Vec3Value>(*params_, n, where(), "a vector");
+  for (int c = 0; c < 3; ++c)
+    if (const auto a = channel_value(n, c, frame)) v[std::size_t(c)] = *a;
+  return v;
+}
+Vec3f CookContext::param_vec3f(std::string_view n) const { return param_vec3f_at(n, frame_); }
+Vec3f CookContext::param_vec3f_at(std::string_view n, double frame) const {
+  const Vec3Value v = param_vec3_at(n, frame);
   return vec3(float(v[0]), float(v[1]), float(v[2]));
 }
 const std::string& CookContext::param_string(std::string_view n) const {

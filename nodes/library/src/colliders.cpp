@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "eddy/core/mat3.h"
 #include "eddy/graph/node.h"
 #include "eddy/surfacing/surfacing.h"
 #include "library.h"
@@ -11,7 +12,26 @@ namespace eddy::library {
 
 namespace {
 
-Collider common(const CookContext& ctx, ShapeType type) {
+// The shape's rotation at a (fractional) frame: `rotate` (Euler degrees),
+// or a plane's `normal`; none for the others.
+Mat3f rotation_at(const CookContext& ctx, double frame) {
+  if (ctx.spec().find_param("rotate")) return rotation_from_euler_degrees(ctx.param_vec3f_at("rotate", frame));
+  if (ctx.spec().find_param("normal")) {
+    const Vec3f n = ctx.param_vec3f_at("normal", frame);
+    if (length(n) < 1e-9f) throw Error("parameter 'normal' is the zero vector; expected a direction");
+    return rotation_y_to(n);
+  }
+  return mat3_scalar(1.0f);
+}
+
+// The shape with its placement (centre parameter `at`, rotation) and
+// contact parameters. Static, it stands at `at` at time 0 and moves with
+// `velocity` and `angular_velocity`. Animated (the placement an expression
+// or keys), it stands where the animation puts it at this frame (moved on
+// by those velocities) and, for the solvers' steps within the frame, moves
+// as the animation does from this frame to the next: the velocity and
+// angular velocity of that stretch, added to the parameters'.
+Collider common(const CookContext& ctx, ShapeType type, const char* at) {
   Collider c;
   c.type = type;
   c.velocity = ctx.param_vec3f("velocity");
@@ -19,7 +39,18 @@ Collider common(const CookContext& ctx, ShapeType type) {
   c.friction = static_cast<float>(ctx.param_float("friction"));
   c.restitution = static_cast<float>(ctx.param_float("restitution"));
   if (ctx.spec().find_param("mode")) c.inside = ctx.param_string("mode") == "container" ? 1 : 0;
-  if (ctx.spec().find_param("rotate")) c.rotation = rotation_from_euler_degrees(ctx.param_vec3f("rotate"));
+  const double f = ctx.frame();
+  c.center = ctx.param_vec3f_at(at, f);
+  c.rotation = rotation_at(ctx, f);
+  const bool turns = ctx.animated("rotate") || ctx.animated("normal");
+  if (!ctx.animated(at) && !turns) return c;
+  const float fps = float(ctx.fps()), T = float(ctx.time());
+  const Vec3f v = c.velocity + (ctx.param_vec3f_at(at, f + 1) - c.center) * fps;
+  const Vec3f w =
+      c.angular_velocity + (turns ? rotation_vector(rotation_at(ctx, f + 1) * transpose(c.rotation)) * fps : vec3(0.0f));
+  // Where the parameters' own motion has taken the animated placement by now.
+  const ColliderPose now = collider_pose(c, T);
+  set_motion(c, now.center, now.rotation, v, w, T);
   return c;
 }
 
@@ -35,44 +66,35 @@ class ShapeNode final : public Node {
 
 struct BoxFill {
   Collider operator()(const CookContext& ctx) const {
-    Collider c = common(ctx, ShapeType::Box);
-    c.center = ctx.param_vec3f("center");
+    Collider c = common(ctx, ShapeType::Box, "center");
     c.size = ctx.param_vec3f("size") * 0.5f;
     return c;
   }
 };
 struct SphereFill {
   Collider operator()(const CookContext& ctx) const {
-    Collider c = common(ctx, ShapeType::Sphere);
-    c.center = ctx.param_vec3f("center");
+    Collider c = common(ctx, ShapeType::Sphere, "center");
     c.size = vec3(static_cast<float>(ctx.param_float("radius")));
     return c;
   }
 };
 struct EllipsoidFill {
   Collider operator()(const CookContext& ctx) const {
-    Collider c = common(ctx, ShapeType::Ellipsoid);
-    c.center = ctx.param_vec3f("center");
+    Collider c = common(ctx, ShapeType::Ellipsoid, "center");
     c.size = ctx.param_vec3f("radii");
     return c;
   }
 };
 struct CapsuleFill {
   Collider operator()(const CookContext& ctx) const {
-    Collider c = common(ctx, ShapeType::Capsule);
-    c.center = ctx.param_vec3f("center");
+    Collider c = common(ctx, ShapeType::Capsule, "center");
     c.size = vec3(static_cast<float>(ctx.param_float("radius")), 0.5f * static_cast<float>(ctx.param_float("length")), 0);
     return c;
   }
 };
 struct PlaneFill {
   Collider operator()(const CookContext& ctx) const {
-    Collider c = common(ctx, ShapeType::Plane);
-    c.center = ctx.param_vec3f("origin");
-    const Vec3f n = ctx.param_vec3f("normal");
-    if (length(n) < 1e-9f) throw Error("parameter 'normal' is the zero vector; expected a direction");
-    c.rotation = rotation_y_to(n);
-    return c;
+    return common(ctx, ShapeType::Plane, "origin");
   }
 };
 
@@ -108,8 +130,7 @@ class MeshColliderNode final : public Node {
     if (dx <= 0) dx = max_component(hi - lo) / 64.0;
     // A margin of a few voxels keeps the sampled box's own edge away from the surface.
     SampledSdf sdf = mesh_to_sdf(*mesh, dx, 4.0 * dx);
-    Collider c = common(ctx, ShapeType::Grid);
-    c.center = ctx.param_vec3f("center");
+    Collider c = common(ctx, ShapeType::Grid, "center");
     c.grid_dims[0] = sdf.dims[0];
     c.grid_dims[1] = sdf.dims[1];
     c.grid_dims[2] = sdf.dims[2];

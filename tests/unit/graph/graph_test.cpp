@@ -67,7 +67,7 @@ TEST_F(GraphTest, BadInputsNameThePlace) {
       {"invalid JSON", "\"fps\": 30,", "\"fps\": 30,,", "g.json:2:"},
       {"invalid JSON says so", "\"fps\": 30,", "\"fps\": 30,,", "invalid JSON"},
       {"wrong format", "eddy-graph", "other", "format: expected \"eddy-graph\""},
-      {"newer version", "\"version\": 1", "\"version\": 2", "written by a newer eddy"},
+      {"newer version", "\"version\": 1", "\"version\": 3", "written by a newer eddy"},
       {"inverted range", "[1, 10]", "[10, 1]", "frame_range: end 1 is before start 10"},
       {"empty range", "[1, 10]", "[]", "frame_range: expected [start, end]"},
       {"unknown type", "\"Integrator\"", "\"Integrater\"",

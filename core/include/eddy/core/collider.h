@@ -346,5 +346,16 @@ EDDY_HD_INLINE int collider_walls(const Collider& c, Vec3f p, float t, SdfSample
 Mat3f rotation_from_euler_degrees(Vec3f degrees);
 // A rotation taking local +y to the unit vector n.
 Mat3f rotation_y_to(Vec3f n);
+// The rotation vector (axis times angle, rad) of a rotation, for angles
+// below pi: the log map.
+Vec3f rotation_vector(const Mat3f& R);
+
+// Places c so that at simulation time `time` (s) it stands at (position,
+// rotation) and moves on with `velocity` and `angular_velocity` (world
+// axes, about its centre): collider_pose(c, time) == (position, rotation).
+// How a shape that moves otherwise (a body, an animation) is given to the
+// solvers for the time around `time`.
+void set_motion(Collider& c, Vec3f position, const Mat3f& rotation, Vec3f velocity, Vec3f angular_velocity,
+                double time);
 
 }  // namespace eddy

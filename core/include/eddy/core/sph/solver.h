@@ -99,8 +99,9 @@ float sph_surface_gradient(float spacing, float h);
 float sph_estimate_speed(const Points& pts, const std::vector<Collider>& colliders, Vec3f gravity);
 bool same_colliders(const std::vector<Collider>& a, const std::vector<Collider>& b);
 // Whether boundary particles sampled for colliders b serve a: the same
-// colliders, but for bodies (Collider::body) of the same shape in another
-// pose (bodies are sampled whole, in their own frame).
+// colliders, but for moving ones (bodies, animated colliders) of the same
+// shape in another pose or motion (they are sampled whole, in their own
+// frame; planes excepted).
 bool same_boundary_samples(const std::vector<Collider>& a, const std::vector<Collider>& b);
 
 template <class Exec>
@@ -166,9 +167,9 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     }
   }
 
-  // New colliders resample the boundary particles, except bodies that only
-  // moved (two-way coupling poses them anew each step): their samples are
-  // kept in their own frame and are placed again.
+  // New colliders resample the boundary particles, except moving ones that
+  // only moved on (bodies, posed anew each step; animated colliders, each
+  // frame): their samples are kept in their own frame and placed again.
   void set_colliders(const std::vector<Collider>& cs) override {
     if (same_colliders(cs, colliders_host_) && !colliders_host_.empty()) return;
     if (!same_boundary_samples(cs, colliders_host_) || colliders_host_.empty()) boundary_dirty_ = true;

@@ -72,11 +72,11 @@ void SphSolverT<Exec>::prepare_boundary(float t) {
     return;
   }
   if (boundary_dirty_) {
-    // Containers hold the liquid wherever it goes, and bodies go anywhere
-    // (their samples are kept while they move): all of them is sampled.
+    // Containers hold the liquid wherever it goes, and moving shapes go
+    // anywhere (their samples are kept while they move): all of them is sampled.
     Bounds3 dom = domain_;
     for (const auto& c : colliders_host_)
-      if ((c.inside || c.body) && c.type != ShapeType::Plane) {
+      if ((c.inside || c.body || collider_moves(c)) && c.type != ShapeType::Plane) {
         const Bounds3 b = collider_world_bounds(c);
         dom = {vmin(dom.lo, b.lo), vmax(dom.hi, b.hi)};
       }

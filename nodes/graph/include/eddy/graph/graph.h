@@ -6,18 +6,22 @@
 #include <string>
 #include <vector>
 
+#include "eddy/graph/animation.h"
 #include "eddy/graph/registry.h"
 #include "eddy/graph/spec.h"
 
 namespace eddy {
 
 constexpr const char* kGraphFormat = "eddy-graph";
-constexpr int kGraphVersion = 1;
+// Version 2 adds animated parameters; a graph without any is written as
+// version 1, which every reader of version 1 opens unchanged.
+constexpr int kGraphVersion = 2;
 
 struct GraphNode {
   std::string id;
   std::string type;
-  ParamSet params;  // complete: defaults filled in
+  ParamSet params;  // complete: defaults filled in; an animated one holds its value at the start frame
+  AnimationSet anims;  // the animated parameters (and vec3 components)
   std::array<double, 2> position{0, 0};  // editor canvas position
   // Bypassed (Houdini's bypass flag): the node does not cook; each output
   // passes on its first linked input of the same type.
@@ -80,6 +84,12 @@ void apply_override(Graph& g, const Registry& registry, const std::string& assig
 // Converts a JSON-text value to a parameter of `spec`; throws eddy::Error
 // starting with `where`.
 ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where);
+
+// An animated parameter's value (component `component` of a vec3) at time t,
+// as the parameter's type holds it (an int rounded, a bool nonzero); throws
+// eddy::Error starting with `where` when it is not finite or out of the
+// parameter's range there.
+double animated_value(const ParamSpec& spec, const Channel& channel, const TimeVars& t, const std::string& where);
 
 }  // namespace eddy
 

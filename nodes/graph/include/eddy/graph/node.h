@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eddy/core/vec.h"
+#include "eddy/graph/animation.h"
 #include "eddy/graph/spec.h"
 #include "eddy/graph/value.h"
 
@@ -40,6 +41,14 @@ class CookContext {
   const std::string& param_string(std::string_view name) const;  // String, Path and Enum
   int param_enum(std::string_view name) const;                   // index into the spec's items
   const ParamSet& params() const { return *params_; }
+  // Animated parameters (expressions, keyframes) are taken at frame(); the
+  // _at forms take them at any time, e.g. within a frame (a fractional
+  // frame), for a velocity from the animation.
+  bool animated(std::string_view name) const;
+  const AnimationSet& animations() const { return *anims_; }
+  double param_float_at(std::string_view name, double frame) const;
+  Vec3Value param_vec3_at(std::string_view name, double frame) const;
+  Vec3f param_vec3f_at(std::string_view name, double frame) const;
 
   // Number of links into an input socket (0 or 1, or any for multi inputs).
   std::size_t input_count(std::string_view socket) const;
@@ -87,6 +96,9 @@ class CookContext {
   std::string node_id_;
   const NodeSpec* spec_ = nullptr;
   const ParamSet* params_ = nullptr;
+  const AnimationSet* anims_ = nullptr;
+  // Component c of parameter `name` at `frame` when animated, else none.
+  std::optional<double> channel_value(std::string_view name, int c, double frame) const;
   int frame_ = 1, start_ = 1, end_ = 1, threads_ = 0;
   double fps_ = 24.0;
   // Lazy-input nodes: pulls one socket's links on first use.
