@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "eddy/core/io.h"
+#include "eddy/core/random.h"
 #include "eddy/graph/node.h"
 #include "library.h"
 
@@ -48,15 +49,6 @@ void check_count(const Lattice& l, const std::string& where, const Vec3Value& si
   }
 }
 
-uint64_t splitmix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-double uniform(uint64_t seed, uint64_t i, int axis) {  // [-0.5, 0.5)
-  return double(splitmix(seed * 0x632be59bd9b4e019ull + i * 3 + axis) >> 11) * 0x1.0p-53 - 0.5;
-}
 
 class FluidBoxNode final : public Node {
  public:
@@ -86,7 +78,7 @@ class FluidBoxNode final : public Node {
         for (int64_t x = 0; x < l.nx; ++x, ++i) {
           Vec3Value p{l.origin[0] + x * l.spacing, l.origin[1] + y * l.spacing, l.origin[2] + z * l.spacing};
           if (jitter > 0)
-            for (int a = 0; a < 3; ++a) p[a] += jitter * l.spacing * uniform(seed, i, a);
+            for (int a = 0; a < 3; ++a) p[a] += jitter * l.spacing * hash_uniform(seed, i, a);
           P[i] = vec3(float(p[0]), float(p[1]), float(p[2]));
           v[i] = vel;
           // Keep one radius of clearance from every collider surface.

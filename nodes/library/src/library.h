@@ -90,6 +90,10 @@ void read_table_params(const CookContext& c, const ParamTable<P>& t, P& p) {
 // continues from: its own output at frame - 1, or at the start frame its
 // input with an `id` added when missing; throws when they have no radius.
 std::shared_ptr<const Points> solver_start(const CookContext& ctx);
+// The frame's sources and sinks (sources.cpp): applied to `pts`, the state
+// at the start of the frame about to be stepped (frame - 1), with a line
+// for the frame's report; false when neither input is linked.
+bool apply_sources(const CookContext& ctx, Points& pts);
 // Every collider linked into the `colliders` input.
 std::vector<Collider> input_colliders(const CookContext& ctx);
 // A hash of every parameter: a change restarts the simulation.
@@ -115,6 +119,7 @@ template <>
 struct SolverState<Points> {
   static constexpr const char* socket = "particles";
   static std::shared_ptr<const Points> start(const CookContext& ctx) { return solver_start(ctx); }
+  static bool replenish(const CookContext& ctx, Points& pts) { return apply_sources(ctx, pts); }
 };
 template <>
 struct SolverState<Bodies> {
@@ -146,7 +151,16 @@ class SolverNode : public Node {
       }
       meet(ctx, restart, colliders);  // first: loading looks at them (wall density, speed estimate)
       if (restart) load(ctx, *from);
-      if (ctx.previous()) advance(ctx, (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps(), 1.0 / ctx.fps());
+      if (ctx.previous()) {
+        // Sources and sinks change the particles between frames: the state
+        // goes out, takes them, and is loaded again.
+        if constexpr (requires(Points& p) { SolverState<State>::replenish(ctx, p); }) {
+          Points now;
+          store(ctx, now);
+          if (SolverState<State>::replenish(ctx, now)) load(ctx, now);
+        }
+        advance(ctx, (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps(), 1.0 / ctx.fps());
+      }
       auto out = std::make_shared<State>();
       store(ctx, *out);
       last_ = out;
@@ -256,5 +270,6 @@ void register_io(Registry& r);
 void register_surfacing(Registry& r);
 void register_files(Registry& r);
 void register_rigid(Registry& r);
+void register_sources(Registry& r);
 
 }  // namespace eddy::library

@@ -7,6 +7,7 @@ extern "C" __attribute__((visibility("default"))) int eddy_plugin_abi() { return
 extern "C" __attribute__((visibility("default"))) void eddy_register_nodes(eddy::Registry& r) {
   eddy::library::register_emitters(r);
   eddy::library::register_colliders(r);
+  eddy::library::register_sources(r);
   eddy::library::register_pbf(r);
   eddy::library::register_sph(r);
   eddy::library::register_mpm(r);

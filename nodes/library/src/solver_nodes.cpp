@@ -10,8 +10,15 @@ NodeSpec solver_spec(std::string type, std::string doc, std::string output_doc) 
   NodeSpec s(std::move(type), "Solvers",
              std::move(doc));
   s.stateful = true;
-  s.input("particles", "points", "Initial particles (read at the start frame), with a particle radius.")
+  s.input("particles", "points",
+          "Initial particles (read at the start frame), with a particle radius (optional when a source is linked).",
+          true)
       .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
+      .input("sources", "sources",
+             "Particle sources (FluidSource; any number), emitting at the start of each frame for the frame.", true,
+             true)
+      .input("sinks", "sinks", "Kill volumes (KillVolume; any number), applied at the start of each frame.", true,
+             true)
       .output("particles", "points",
               output_doc +
                   " An `id` (input order) is added when the input has none, since the solver reorders particles "
@@ -24,6 +31,15 @@ std::shared_ptr<const Points> solver_start(const CookContext& ctx) {
   std::shared_ptr<const Points> from;
   if (const Outputs* prev = ctx.previous()) {
     from = prev->at("particles").as<Points>();
+  } else if (ctx.input_count("particles") == 0) {
+    // No particles yet: the sources' (emitting from the next frame on).
+    if (ctx.input_count("sources") == 0)
+      throw Error("input 'particles' is not connected and no source is: the solver has nothing to simulate");
+    auto empty = std::make_shared<Points>();
+    empty->radius = ctx.input<Sources>("sources", 0)->particle_radius;
+    empty->add("v", AttribType::Vec3);
+    empty->add("id", AttribType::Int);
+    from = empty;
   } else {
     from = ctx.input<Points>("particles");
     // The solvers reorder particles in memory; an `id` keeps them trackable.

@@ -11,6 +11,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/mesh.h"
 #include "eddy/core/points.h"
+#include "eddy/core/sources.h"
 
 namespace eddy {
 
@@ -21,8 +22,28 @@ struct Colliders {
   std::vector<std::shared_ptr<const std::vector<float>>> grids;
 };
 
+// Particle sources (the "sources" socket type, FluidSource) and sinks (the
+// "sinks" socket type, KillVolume) a solver applies at each frame's start.
+struct Sources {
+  std::vector<FluidSource> list;
+  float particle_radius = 0;  // m, of the particles they make
+};
+struct Sinks {
+  std::vector<Collider> shapes;
+};
+
 template <class T>
 struct ValueTraits;  // static const char* name(); static size_t bytes(const T&);
+template <>
+struct ValueTraits<Sources> {
+  static const char* name() { return "sources"; }
+  static std::size_t bytes(const Sources& s) { return s.list.size() * sizeof(FluidSource); }
+};
+template <>
+struct ValueTraits<Sinks> {
+  static const char* name() { return "sinks"; }
+  static std::size_t bytes(const Sinks& s) { return s.shapes.size() * sizeof(Collider); }
+};
 
 template <>
 struct ValueTraits<Points> {

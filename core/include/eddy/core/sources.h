@@ -1,0 +1,52 @@
+#pragma once
+// Sources and sinks of particles (a tap, a hose, a drain): what a solver
+// node adds to and takes from its particles at the start of each frame
+// (docs/architecture.md, "Sources and sinks").
+//
+// A source makes particles on a lattice of spacing 2r (the particles'
+// diameter) inside its shape, at sites no particle is nearer to than 0.9 of
+// that spacing, moving at its velocity:
+//   rate   the volume flow_rate x (time since its start) leaves it in
+//          total, (2r)^3 per particle, so that over any span it emits the
+//          flow rate's particles; a frame takes the sites farthest upstream
+//          (against the velocity) first, as a nozzle would push them out;
+//   fill   every free site, every frame (a shape kept full).
+// A sink removes the particles inside its shape (a plane: below it).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eddy/core/collider.h"
+#include "eddy/core/points.h"
+
+namespace eddy {
+
+struct FluidSource {
+  Collider shape;            // Box or Sphere (solid), placed at t = 0 and moving as colliders do
+  bool fill = false;         // false: rate
+  double flow_rate = 0.0;    // m^3/s (rate)
+  Vec3f velocity = vec3(0.0f);  // m/s, of the particles made
+  int start = 1, end = 1000000000;  // frames, inclusive
+  float jitter = 0.05f;      // of the spacing: each site moved at random by up to this much
+  uint32_t seed = 0;
+};
+
+struct EmitStats {
+  std::size_t emitted = 0;
+  std::size_t short_of = 0;  // rate: particles due that found no free site (the source is full)
+};
+
+// Adds to `pts` (spacing 2 pts.radius) what `s` emits at the start of
+// `frame` (of a graph starting at `first` at `fps`), for the frame that
+// follows. New particles take ids from `next_id` up (and advance it) when
+// `pts` has an `id`; their other attributes are 0 but v.
+EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double fps, int32_t& next_id);
+
+// Removes the particles inside any of `sinks` at time t; returns how many.
+std::size_t kill(Points& pts, const std::vector<Collider>& sinks, float t);
+
+// The number of particles a rate source has emitted in total by the end of
+// frame `frame`: floor(flow_rate x (frame - start + 1) / fps / (2r)^3).
+std::size_t rate_total(const FluidSource& s, int frame, double fps, float radius);
+
+}  // namespace eddy

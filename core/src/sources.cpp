@@ -1,0 +1,138 @@
+#include "eddy/core/sources.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "eddy/core/error.h"
+#include "eddy/core/random.h"
+
+namespace eddy {
+
+namespace {
+
+// Existing particles hashed by cells of the spacing: whether one lies within
+// `reach` of a point.
+class Occupancy {
+ public:
+  Occupancy(const Vec3f* p, std::size_t n, float cell) : cell_(cell) {
+    for (std::size_t i = 0; i < n; ++i) cells_[key(p[i])].push_back(p[i]);
+  }
+  bool near(Vec3f q, float reach) const {
+    const long cx = long(std::floor(q.x / cell_)), cy = long(std::floor(q.y / cell_)),
+               cz = long(std::floor(q.z / cell_));
+    const float r2 = reach * reach;
+    for (long dz = -1; dz <= 1; ++dz)
+      for (long dy = -1; dy <= 1; ++dy)
+        for (long dx = -1; dx <= 1; ++dx) {
+          const auto it = cells_.find(pack(cx + dx, cy + dy, cz + dz));
+          if (it == cells_.end()) continue;
+          for (const Vec3f& p : it->second)
+            if (length2(p - q) < r2) return true;
+        }
+    return false;
+  }
+  void add(Vec3f q) { cells_[key(q)].push_back(q); }
+
+ private:
+  static uint64_t pack(long x, long y, long z) {
+    return (uint64_t(x & 0x1fffff) << 42) | (uint64_t(y & 0x1fffff) << 21) | uint64_t(z & 0x1fffff);
+  }
+  uint64_t key(Vec3f p) const {
+    return pack(long(std::floor(p.x / cell_)), long(std::floor(p.y / cell_)), long(std::floor(p.z / cell_)));
+  }
+  float cell_;
+  std::unordered_map<uint64_t, std::vector<Vec3f>> cells_;
+};
+
+}  // namespace
+
+std::size_t rate_total(const FluidSource& s, int frame, double fps, float radius) {
+  if (frame < s.start) return 0;
+  const int last = std::min(frame, s.end);
+  const double d = 2.0 * radius;
+  return std::size_t(std::floor(s.flow_rate * double(last - s.start + 1) / fps / (d * d * d) + 1e-9));
+}
+
+EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double fps, int32_t& next_id) {
+  EmitStats st;
+  if (frame < s.start || frame > s.end) return st;
+  if (!(pts.radius > 0)) throw Error("source: the particles have no radius");
+  if (s.shape.type != ShapeType::Box && s.shape.type != ShapeType::Sphere)
+    throw Error("source: the shape must be a box or a sphere");
+  const float spacing = 2.0f * pts.radius;
+  const float t = float((frame - first) / fps);
+  std::size_t want = std::size_t(-1);
+  if (!s.fill) want = rate_total(s, frame, fps, pts.radius) - rate_total(s, frame - 1, fps, pts.radius);
+  if (want == 0) return st;
+
+  // The lattice over the shape in its own frame: along each axis as many
+  // sites as whole spacings fit across the shape, centred on it (a box is
+  // filled as FluidBox fills it), those a radius or more inside the shape
+  // taken, then jittered.
+  const ColliderPose pose = collider_pose(s.shape, t);
+  const Vec3f half = s.shape.type == ShapeType::Box ? s.shape.size : vec3(s.shape.size.x);
+  auto sites_across = [&](float h) { return std::max(1L, long(std::floor(2.0f * h / spacing + 1e-4f))); };
+  const long nx = sites_across(half.x), ny = sites_across(half.y), nz = sites_across(half.z);
+  if (double(nx) * double(ny) * double(nz) > 5.0e7)
+    throw Error("source: its shape holds more than 50 million particle sites; use a larger particle radius");
+  const Occupancy existing(pts.P(), pts.size(), spacing);
+  struct Site {
+    Vec3f p;
+    float upstream;
+  };
+  std::vector<Site> sites;
+  const uint64_t salt = splitmix(uint64_t(s.seed) << 32 | uint32_t(frame));
+  uint64_t index = 0;
+  for (long k = 0; k < nz; ++k)
+    for (long j = 0; j < ny; ++j)
+      for (long i = 0; i < nx; ++i, ++index) {
+        const Vec3f q = vec3(float(i) - 0.5f * float(nx - 1), float(j) - 0.5f * float(ny - 1),
+                             float(k) - 0.5f * float(nz - 1)) *
+                        spacing;
+        const Vec3f site = pose.rotation * q + pose.center;
+        if (collider_sdf(s.shape, site, t).distance > -pts.radius * (1.0f - 1e-4f)) continue;
+        const Vec3f p = site + pose.rotation * (vec3(float(hash_uniform(salt, index, 0)), float(hash_uniform(salt, index, 1)),
+                                                     float(hash_uniform(salt, index, 2))) *
+                                                (2.0f * s.jitter * spacing));
+        // Jittered sites keep (1 - 2 jitter) spacings between them; to what is there, 0.9.
+        if (existing.near(p, 0.9f * spacing)) continue;
+        sites.push_back({p, dot(p, s.velocity)});
+      }
+  // Upstream first; ties in lattice order.
+  std::stable_sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.upstream < b.upstream; });
+  const std::size_t n = std::min(want, sites.size());
+  if (!s.fill) st.short_of = want - n;
+  if (n == 0) return st;
+  Points add(n);
+  add.radius = pts.radius;
+  for (const auto& a : pts.attributes())
+    if (a.name != "P" && a.name != "v") add.add(a.name, a.type);
+  if (!add.has("v")) add.add("v", AttribType::Vec3);
+  for (std::size_t i = 0; i < n; ++i) {
+    add.P()[i] = sites[i].p;
+    add.v()[i] = s.velocity;
+  }
+  if (int32_t* id = add.has("id") ? add.get_int("id") : nullptr)
+    for (std::size_t i = 0; i < n; ++i) id[i] = next_id++;
+  pts.append(add);
+  st.emitted = n;
+  return st;
+}
+
+std::size_t kill(Points& pts, const std::vector<Collider>& sinks, float t) {
+  if (sinks.empty() || pts.empty()) return 0;
+  std::vector<uint8_t> keep(pts.size(), 1);
+  std::size_t gone = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    for (const Collider& c : sinks)
+      if (collider_sdf(c, pts.P()[i], t).distance < 0.0f) {
+        keep[i] = 0;
+        ++gone;
+        break;
+      }
+  if (gone) pts.filter(keep);
+  return gone;
+}
+
+}  // namespace eddy

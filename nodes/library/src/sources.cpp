@@ -1,0 +1,142 @@
+// FluidSource and KillVolume: particles added to and taken from a solver's
+// liquid at the start of each frame (core/sources.h), and how a solver node
+// applies them (apply_sources, called by the SolverNode skeleton).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "eddy/graph/node.h"
+#include "library.h"
+
+namespace eddy::library {
+
+namespace {
+
+// The shape of a source or sink node at this frame (static within it).
+Collider shape_of(const CookContext& ctx) {
+  Collider c;
+  const std::string shape = ctx.param_string("shape");
+  c.center = ctx.param_vec3f("center");
+  if (shape == "box") {
+    c.type = ShapeType::Box;
+    c.size = ctx.param_vec3f("size") * 0.5f;
+  } else if (shape == "sphere") {
+    c.type = ShapeType::Sphere;
+    c.size = vec3(float(ctx.param_float("radius")));
+  } else {
+    c.type = ShapeType::Plane;
+    const Vec3f n = ctx.param_vec3f("normal");
+    if (length(n) < 1e-9f) throw Error(ctx.where() + ": parameter 'normal' is the zero vector; expected a direction");
+    c.rotation = rotation_y_to(n);
+  }
+  return c;
+}
+
+class FluidSourceNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    FluidSource s;
+    s.shape = shape_of(ctx);
+    s.fill = ctx.param_string("mode") == "fill";
+    s.flow_rate = ctx.param_float("flow_rate");
+    s.velocity = ctx.param_vec3f("velocity");
+    s.start = int(ctx.param_int("start"));
+    s.end = int(ctx.param_int("end"));
+    s.jitter = float(ctx.param_float("jitter"));
+    s.seed = uint32_t(ctx.param_int("seed"));
+    if (s.end < s.start)
+      throw Error(ctx.where() + ": end " + std::to_string(s.end) + " is before start " + std::to_string(s.start));
+    Sources out;
+    out.list.push_back(s);
+    out.particle_radius = float(ctx.param_float("particle_radius"));
+    ctx.output("sources", std::move(out));
+  }
+};
+
+class KillVolumeNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    Sinks out;
+    out.shapes.push_back(shape_of(ctx));
+    ctx.output("sinks", std::move(out));
+  }
+};
+
+NodeSpec& placed_shape(NodeSpec& s, std::vector<std::string> shapes, const char* doc) {
+  return s.param_enum("shape", shapes, shapes.front(), doc)
+      .param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of the box or sphere (a point on the plane).")
+      .param_vec3("size", {0.2, 0.2, 0.2}, 0.0, {}, "m", "Box edge lengths.")
+      .param_float("radius", 0.1, 0.0, {}, "m", "Sphere radius.");
+}
+
+}  // namespace
+
+bool apply_sources(const CookContext& ctx, Points& pts) {
+  const std::size_t ns = ctx.input_count("sources"), nk = ctx.input_count("sinks");
+  if (ns == 0 && nk == 0) return false;
+  const int frame = ctx.frame() - 1;  // the frame whose step follows
+  const float t = float((frame - ctx.start_frame()) / ctx.fps());
+  std::vector<Collider> sinks;
+  for (std::size_t k = 0; k < nk; ++k) {
+    const auto s = ctx.input<Sinks>("sinks", k);
+    sinks.insert(sinks.end(), s->shapes.begin(), s->shapes.end());
+  }
+  const std::size_t removed = kill(pts, sinks, t);
+  int32_t next_id = 0;
+  if (const int32_t* id = pts.get_int("id"))
+    for (std::size_t i = 0; i < pts.size(); ++i) next_id = std::max(next_id, id[i] + 1);
+  EmitStats total;
+  for (std::size_t k = 0; k < ns; ++k) {
+    const auto src = ctx.input<Sources>("sources", k);
+    if (std::fabs(src->particle_radius - pts.radius) > 1e-6f * pts.radius)
+      throw Error("input 'sources' [" + std::to_string(k) + "] makes particles of radius " +
+                  std::to_string(src->particle_radius) + " m, the liquid's are " + std::to_string(pts.radius) +
+                  " m; they must agree");
+    for (const FluidSource& s : src->list) {
+      const EmitStats st = emit(pts, s, frame, ctx.start_frame(), ctx.fps(), next_id);
+      total.emitted += st.emitted;
+      total.short_of += st.short_of;
+    }
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "sources emitted %zu particles, sinks removed %zu", total.emitted, removed);
+  std::string line = buf;
+  if (total.short_of)
+    line += "; " + std::to_string(total.short_of) + " particles due found no free site (a source is full: "
+            "make it larger, or its velocity carry them out faster)";
+  ctx.info(line);
+  return true;
+}
+
+void register_sources(Registry& r) {
+  NodeSpec s("FluidSource", "Sources",
+             "Adds liquid over time, at the start of each frame of a solver it is linked into (`sources`): particles "
+             "on a lattice of spacing 2 particle_radius (jittered) inside a box or sphere, at sites no particle is "
+             "nearer to than 0.9 spacings, moving at `velocity`. rate: flow_rate m^3/s leaves it ((2r)^3 per "
+             "particle), the sites farthest upstream first, as from a nozzle (a source at least velocity / fps "
+             "thick along its velocity makes an unbroken stream); fill: every free site, every frame. Active from "
+             "`start` to `end` (frames).");
+  s.output("sources", "sources", "The source, for a solver's `sources` input.");
+  placed_shape(s, {"box", "sphere"}, "The source's shape.")
+      .param_enum("mode", {"rate", "fill"}, "rate", "rate: emit flow_rate; fill: refill the shape where it is empty.")
+      .param_float("flow_rate", 0.02, 0.0, 1.0e6, "m^3/s", "Volume emitted per second (rate).")
+      .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Velocity of the particles made.")
+      .param_float("particle_radius", 0.01, 0.0001, 10.0, "m",
+                   "Radius of the particles made; must equal the liquid's.")
+      .param_int("start", 1, -1000000000, 1000000000, "", "First frame it emits for.")
+      .param_int("end", 1000000000, -1000000000, 1000000000, "", "Last frame it emits for.")
+      .param_float("jitter", 0.05, 0.0, 0.25, "spacings", "Random offset of each site, up to this much per axis.")
+      .param_int("seed", 0, 0, 2147483647, "", "Seed of the jitter.");
+  r.add(std::move(s.make<FluidSourceNode>()));
+
+  NodeSpec k("KillVolume", "Sources",
+             "Removes a solver's particles inside a box or sphere, or below a plane (through `center`, facing "
+             "`normal`), at the start of each frame of a solver it is linked into (`sinks`); the solver's report "
+             "counts them.");
+  k.output("sinks", "sinks", "The kill volume, for a solver's `sinks` input.");
+  placed_shape(k, {"box", "sphere", "plane"}, "The volume's shape.")
+      .param_vec3("normal", {0.0, 1.0, 0.0}, {}, {}, "", "Plane: the side kept (particles below are removed).");
+  r.add(std::move(k.make<KillVolumeNode>()));
+}
+
+}  // namespace eddy::library

@@ -1,0 +1,121 @@
+// Sources and sinks (core/sources.h): a rate source emits its flow rate's
+// particles, never overlapping what is there; a fill source refills its
+// shape; sinks remove exactly what lies inside them; ids stay unique.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "eddy/core/sources.h"
+
+namespace eddy {
+namespace {
+
+constexpr float kR = 0.01f;
+constexpr double kFps = 24.0;
+
+Points empty_liquid() {
+  Points p;
+  p.radius = kR;
+  p.add("v", AttribType::Vec3);
+  p.add("id", AttribType::Int);
+  return p;
+}
+
+FluidSource box_source(float flow) {
+  FluidSource s;
+  s.shape.type = ShapeType::Box;
+  s.shape.center = vec3(0.0f, 1.0f, 0.0f);
+  s.shape.size = vec3(0.1f, 0.05f, 0.1f);  // 0.2 x 0.1 x 0.2 m
+  s.flow_rate = flow;
+  s.velocity = vec3(0.0f, -1.0f, 0.0f);
+  return s;
+}
+
+double min_distance(const Points& p) {
+  double d = 1e9;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (std::size_t j = i + 1; j < p.size(); ++j) d = std::min(d, double(length(p.P()[i] - p.P()[j])));
+  return d;
+}
+
+// The particles fall out of the source at its velocity between frames.
+void advect(Points& p, double dt) {
+  for (std::size_t i = 0; i < p.size(); ++i) p.P()[i] += p.v()[i] * float(dt);
+}
+
+TEST(Sources, ARateSourceEmitsItsFlowRate) {
+  // 0.02 m^3/s of particles of r = 1 cm: 2,500 a second.
+  Points p = empty_liquid();
+  const FluidSource s = box_source(0.02f);
+  int32_t next = 0;
+  std::size_t emitted = 0, short_of = 0;
+  for (int f = 1; f <= 24; ++f) {
+    const EmitStats st = emit(p, s, f, 1, kFps, next);
+    emitted += st.emitted;
+    short_of += st.short_of;
+    advect(p, 1.0 / kFps);
+  }
+  EXPECT_EQ(short_of, 0u);
+  EXPECT_EQ(emitted, 2500u);
+  EXPECT_EQ(p.size(), 2500u);
+  EXPECT_EQ(rate_total(s, 24, kFps, kR), 2500u);
+  EXPECT_NEAR(double(p.size()) * std::pow(2.0 * kR, 3), 0.02, 1e-7);  // the volume is the flow rate's (r in float)
+  std::set<int32_t> ids(p.get_int("id"), p.get_int("id") + p.size());
+  EXPECT_EQ(ids.size(), p.size());
+  EXPECT_EQ(*ids.rbegin(), 2499);
+  // Never on top of each other: the jitter (5 %) keeps new neighbours 0.9 spacings apart.
+  EXPECT_GE(min_distance(p), 0.9 * 2 * kR - 1e-6);
+}
+
+TEST(Sources, ARateSourceThatCannotEmptyReportsWhatDidNotFit) {
+  Points p = empty_liquid();
+  const FluidSource s = box_source(0.02f);
+  int32_t next = 0;
+  std::size_t emitted = 0, short_of = 0;
+  for (int f = 1; f <= 24; ++f) {  // nothing carries the particles out: the box (500 sites) fills
+    const EmitStats st = emit(p, s, f, 1, kFps, next);
+    emitted += st.emitted;
+    short_of += st.short_of;
+  }
+  EXPECT_EQ(emitted, 500u);
+  EXPECT_EQ(emitted + short_of, 2500u);
+}
+
+TEST(Sources, AFillSourceKeepsItsShapeFull) {
+  Points p = empty_liquid();
+  FluidSource s = box_source(0.0f);
+  s.fill = true;
+  int32_t next = 0;
+  EXPECT_EQ(emit(p, s, 1, 1, kFps, next).emitted, 500u);  // 10 x 5 x 10 sites
+  EXPECT_EQ(emit(p, s, 2, 1, kFps, next).emitted, 0u);    // full
+  // Half of it drains away; the next frame refills that half.
+  std::vector<uint8_t> keep(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) keep[i] = p.P()[i].x < 0.0f;
+  p.filter(keep);
+  EXPECT_EQ(emit(p, s, 3, 1, kFps, next).emitted, 250u);
+  EXPECT_GE(min_distance(p), 0.9 * 2 * kR - 1e-6);
+}
+
+TEST(Sources, SinksRemoveWhatIsInsideThem) {
+  Points p = empty_liquid();
+  p.resize(100);
+  for (int i = 0; i < 100; ++i) p.P()[i] = vec3(0.0f, 0.01f * float(i), 0.0f);  // y = 0 .. 0.99
+  Collider floor_kill;  // below y = 0.305
+  floor_kill.type = ShapeType::Plane;
+  floor_kill.center = vec3(0.0f, 0.305f, 0.0f);
+  Collider ball;
+  ball.type = ShapeType::Sphere;
+  ball.center = vec3(0.0f, 0.8f, 0.0f);
+  ball.size = vec3(0.055f);  // y in (0.745, 0.855): 0.75 .. 0.85
+  EXPECT_EQ(kill(p, {floor_kill, ball}, 0.0f), 31u + 11u);
+  EXPECT_EQ(p.size(), 58u);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    EXPECT_GT(p.P()[i].y, 0.305f);
+    EXPECT_FALSE(p.P()[i].y > 0.745f && p.P()[i].y < 0.855f);
+  }
+}
+
+}  // namespace
+}  // namespace eddy
