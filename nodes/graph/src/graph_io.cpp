@@ -377,17 +377,17 @@ void check_frame(int64_t frame, const std::string& text) {
 // A node's animated parameters: animatable, and finite and within range at
 // every frame of the graph's range (at 100,001 frames spread over a longer
 // one), so that nothing is cooked or written before a bad value shows.
-// Stateful solvers read their parameters when they start, so an animation
-// there would be silently ignored: refused, naming it.
+// A stateful node that reads its parameters only when it starts would
+// ignore an animation silently: refused, naming it.
 void check_animations(const Graph& g, const GraphNode& n, const NodeSpec& spec, const std::string& w) {
   for (const auto& [name, a] : n.anims) {
     const std::string wp = w + ".params." + name;
     const ParamSpec* p = spec.find_param(name);
     if (!p) throw Error(wp + ": unknown parameter of " + n.type);
     if (!animatable(p->type)) throw Error(wp + ": a " + std::string(to_string(p->type)) + " parameter cannot be animated");
-    if (spec.stateful)
+    if (spec.stateful && !spec.steps_animations)
       throw Error(wp + ": " + n.type + " reads its parameters once, when it starts; animated parameters are not "
-                  "supported on stateful nodes yet");
+                  "supported on it yet");
     const int64_t span = int64_t(g.frame_end) - g.frame_start, samples = std::min<int64_t>(span, 100000);
     for (std::size_t c = 0; c < 3; ++c) {
       if (!a.channels[c]) continue;

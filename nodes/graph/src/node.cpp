@@ -40,26 +40,26 @@ std::optional<double> CookContext::channel_value(std::string_view n, int c, doub
 }
 
 bool CookContext::param_bool(std::string_view n) const {
-  if (const auto a = channel_value(n, 0, frame_)) return *a != 0.0;
+  if (const auto a = channel_value(n, 0, eval_frame())) return *a != 0.0;
   return param_as<bool>(*params_, n, where(), "a bool");
 }
 int64_t CookContext::param_int(std::string_view n) const {
-  if (const auto a = channel_value(n, 0, frame_)) return int64_t(*a);
+  if (const auto a = channel_value(n, 0, eval_frame())) return int64_t(*a);
   return param_as<int64_t>(*params_, n, where(), "an integer");
 }
-double CookContext::param_float(std::string_view n) const { return param_float_at(n, frame_); }
+double CookContext::param_float(std::string_view n) const { return param_float_at(n, eval_frame()); }
 double CookContext::param_float_at(std::string_view n, double frame) const {
   if (const auto a = channel_value(n, 0, frame)) return *a;
   return param_as<double>(*params_, n, where(), "a number");
 }
-Vec3Value CookContext::param_vec3(std::string_view n) const { return param_vec3_at(n, frame_); }
+Vec3Value CookContext::param_vec3(std::string_view n) const { return param_vec3_at(n, eval_frame()); }
 Vec3Value CookContext::param_vec3_at(std::string_view n, double frame) const {
   Vec3Value v = param_as<Vec3Value>(*params_, n, where(), "a vector");
   for (int c = 0; c < 3; ++c)
     if (const auto a = channel_value(n, c, frame)) v[std::size_t(c)] = *a;
   return v;
 }
-Vec3f CookContext::param_vec3f(std::string_view n) const { return param_vec3f_at(n, frame_); }
+Vec3f CookContext::param_vec3f(std::string_view n) const { return param_vec3f_at(n, eval_frame()); }
 Vec3f CookContext::param_vec3f_at(std::string_view n, double frame) const {
   const Vec3Value v = param_vec3_at(n, frame);
   return vec3(float(v[0]), float(v[1]), float(v[2]));

@@ -1,5 +1,6 @@
 #pragma once
 // The built-in node library, registered by the plug-in entry point in plugin.cpp.
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,7 +160,15 @@ class SolverNode : public Node {
           store(ctx, now);
           if (SolverState<State>::replenish(ctx, now)) load(ctx, now);
         }
+        // Animated parameters, taken at each step's time (specs with steps_animations).
+        if (ctx.spec().steps_animations && !ctx.animations().empty())
+          solver_->set_schedule([this, &ctx](double t) {
+            ctx.set_eval_frame(ctx.start_frame() + t * ctx.fps());
+            retune(ctx);
+            ctx.set_eval_frame(std::numeric_limits<double>::quiet_NaN());
+          });
         advance(ctx, (ctx.frame() - 1 - ctx.start_frame()) / ctx.fps(), 1.0 / ctx.fps());
+        solver_->set_schedule({});
       }
       auto out = std::make_shared<State>();
       store(ctx, *out);
@@ -167,6 +176,7 @@ class SolverNode : public Node {
       ctx.output_shared<State>(SolverState<State>::socket, out);
       finish(ctx);
     } catch (...) {
+      ctx.set_eval_frame(std::numeric_limits<double>::quiet_NaN());
       release();
       solver_.reset();
       last_.reset();
@@ -185,6 +195,9 @@ class SolverNode : public Node {
   virtual void release() {}
   // Outputs besides the state, after it is stored.
   virtual void finish(CookContext&) {}
+  // Gives the solver its parameters as ctx reads them now (at a step's time;
+  // nodes whose spec has steps_animations).
+  virtual void retune(const CookContext&) {}
 
   // A new solver for the node's parameters.
   virtual std::unique_ptr<Solver> make_solver(const CookContext& ctx) = 0;

@@ -28,6 +28,8 @@ class PbfNode final : public LiquidSolverNode<PbfSolver> {
     return make_on_device(ctx, read_params(ctx), make_pbf_solver_cpu, gpu::make_pbf_solver_cuda);
   }
 
+  void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
+
   void advance(CookContext& ctx, double t0, double frame_dt) override {
     SubstepPolicy policy{int(ctx.param_int("substeps")), int(ctx.param_int("max_substeps")),
                          float(ctx.param_float("cfl"))};
@@ -71,6 +73,7 @@ void register_pbf(Registry& r) {
       "which they push back (two-way coupling, in the same substeps).",
       "Particles with P, v, density and the input's attributes.");
   CoupledBodies::spec(s);
+  s.steps_animations = true;
   s.param_int("substeps", sub.min_substeps, 1, 1000, "", "Fewest substeps per frame; dt = 1 / (fps x substeps).")
       .param_int("max_substeps", sub.max_substeps, 1, 1000, "",
                  "Most substeps per frame, when the CFL condition asks for more than `substeps`.")

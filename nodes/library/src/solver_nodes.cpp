@@ -68,6 +68,8 @@ std::vector<Collider> input_colliders(const CookContext& ctx) {
 uint64_t params_signature(const CookContext& ctx) {
   Hasher h;
   for (const auto& [k, v] : ctx.params()) h.str(k).str(to_display(v));
+  for (const auto& [k, a] : ctx.animations())
+    for (const auto& c : a.channels) h.str(k).str(c ? c->describe() : "-");
   return h.h;
 }
 

@@ -30,6 +30,8 @@ class SphNode final : public LiquidSolverNode<SphSolver> {
     for (const auto& w : sph_warnings(*solver_, float(ctx.param_float("time_step")))) ctx.warn(w);
   }
 
+  void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
+
   void advance(CookContext& ctx, double t0, double frame_dt) override {
     // Linked bodies step in the solver's steps, whose length counts their
     // speed (StepPartner::max_speed).
@@ -93,6 +95,7 @@ void register_sph(Registry& r) {
       "liquid, which they push back (two-way coupling, in the same steps).",
       "Particles with P, v, density, pressure and the input's attributes.");
   CoupledBodies::spec(s);
+  s.steps_animations = true;
   table_params(s, sph_param_table(), "method")
       .param_float("time_step", 0.0, 0.0, 1.0, "s",
                    "0: adaptive (CFL, acoustic, viscous and force conditions); otherwise equal steps of at most "

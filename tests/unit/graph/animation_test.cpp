@@ -178,7 +178,7 @@ TEST_F(AnimatedGraph, StatefulNodesRefuseAnimatedParameters) {
     "links": [{"from": "src.points", "to": "sim.points"}]})";
   EXPECT_EQ(error_of(text),
             "g.json: nodes[1] (\"sim\").params.step: Integrator reads its parameters once, when it starts; animated "
-            "parameters are not supported on stateful nodes yet");
+            "parameters are not supported on it yet");
 }
 
 TEST_F(AnimatedGraph, SavedAsVersion2OnlyWhenAnimatedAndReadBackTheSame) {

@@ -47,6 +47,32 @@ TEST(AnimatedParams, AVectorIsAnimatedComponentByComponent) {
   }
 }
 
+// A solver takes its animated parameters at every step, not once a frame:
+// a block of water falls freely (no collider, a lattice at rest density, so
+// no pressure) under gravity ramping as g(t) = -240 t m/s^2, in equal steps
+// of 1/96 s; after two frames (8 steps) its velocity is the sum of g at each
+// step's start times dt, -240 dt^2 (0 + 1 + ... + 7) = -0.7292 m/s (taken
+// once a frame, -0.4167 m/s).
+TEST(AnimatedParams, ASolverTakesAnimatedParametersAtEveryStep) {
+  const double dt = 1.0 / 96, expected = -240.0 * dt * dt * 28.0;
+  for (const char* solver : {R"("PBFSolver", "params": {"substeps": 4, "cfl": 0, "solve": "fixed", "iterations": 2, )",
+                             R"("SPHSolver", "params": {"time_step": 0.010416666666666666, )"}) {
+    const Graph g = parse_graph(std::string(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 3], "fps": 24,
+      "nodes": [{"id": "water", "type": "FluidBox", "params": {"center": [0, 1, 0], "size": [0.1, 0.1, 0.1],
+        "particle_radius": 0.01}},
+        {"id": "sim", "type": )") + solver + R"x("gravity": [0, {"expr": "-240 * $T"}, 0]}}],
+      "links": [{"from": "water.particles", "to": "sim.particles"}]})x",
+                                test::builtin_registry(), "test");
+    CookEngine e(test::builtin_registry(), g);
+    const auto p = e.cook("sim", 3)->at("particles").as<Points>();
+    double vy = 0;
+    for (std::size_t i = 0; i < p->size(); ++i) vy += p->v()[i].y;
+    vy /= double(p->size());
+    std::printf("%.9s: mean velocity %.5f m/s (every step: %.5f)\n", solver + 1, vy, expected);
+    EXPECT_NEAR(vy, expected, 1e-4) << solver;
+  }
+}
+
 // A collider node's output at `frame`, from a ColliderBox with `params`.
 Collider collider_at(const std::string& params, int frame) {
   const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 48], "fps": 24,

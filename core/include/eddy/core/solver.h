@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
 #include "eddy/core/collider.h"
+#include "eddy/core/error.h"
 
 namespace eddy {
 
@@ -83,9 +85,14 @@ class SolverBase {
   }
   void set_partner(StepPartner* p) { partner_ = p; }
   StepPartner* partner() const { return partner_; }
+  // Parameters that change with time (animated ones): called at the start
+  // of every step with its simulation time, to give the solver its
+  // parameters for that step (Solver::retune). Empty: none.
+  void set_schedule(std::function<void(double time)> f) { schedule_ = std::move(f); }
 
  protected:
   StepPartner* partner_ = nullptr;
+  std::function<void(double)> schedule_;
 };
 
 template <class Params, class StepStats, class StageTimes>
@@ -96,6 +103,14 @@ class Solver : public SolverBase {
   // "cpu" or "cuda".
   virtual const char* backend() const = 0;
   const Params& params() const { return params_; }
+  // New parameters for the steps from now on, the state kept (animated
+  // parameters, read each step through the schedule). A method that
+  // derives constants from them derives them again; one that cannot take
+  // new parameters while it runs throws eddy::Error saying so.
+  virtual void retune(const Params& p) {
+    (void)p;
+    throw Error("this solver cannot change its parameters while it runs");
+  }
 
   // One step (or substep) of dt seconds; `time` is the simulation time at
   // its start (moving colliders are placed at it). An empty state takes no
@@ -104,6 +119,7 @@ class Solver : public SolverBase {
   StepStats step(float dt, float time) {
     StepStats s;
     s.dt = dt;
+    if (schedule_) schedule_(time);
     if (partner_) partner_->before_step(dt, time);
     if (size() > 0) {
       StageClock clock;

@@ -117,13 +117,26 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   }
   float particle_radius() const override { return c_.r; }
 
+  // Animated parameters: the constants follow (at the loaded radius), the
+  // particles and their warm state stay.
+  void retune(const PbfParams& p) override {
+    validate(p);
+    params_ = p;
+    if (c_.r > 0.0f) derive_constants(c_.r);
+  }
+
+  // The constants and the wall table, from the parameters at particle radius r.
+  void derive_constants(float r) {
+    c_ = pbf_constants(params_, r);
+    const std::vector<float> table = pbf_wall_table(params_, c_.r, c_.wall_samples);
+    ex_.upload(wall_table_, table.data(), table.size());
+  }
+
   void load(const Points& pts) override {
     if (!(pts.radius > 0.0f)) throw Error("PBF: particles have no radius (points.radius must be > 0)");
     if (pts.size() > 0xfffffff0u) throw Error("PBF: too many particles for 32-bit indices");
     n_ = static_cast<uint32_t>(pts.size());
-    c_ = pbf_constants(params_, pts.radius);
-    const std::vector<float> table = pbf_wall_table(params_, c_.r, c_.wall_samples);
-    ex_.upload(wall_table_, table.data(), table.size());
+    derive_constants(pts.radius);
     ex_.upload(x_, pts.P(), n_);
     ex_.upload(v_, pts.v(), n_);
     max_speed_ = 0.0f;

@@ -117,6 +117,23 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   float speed_of_sound() const override { return c_.c0; }
   float expected_speed() const override { return expected_; }
 
+  // Animated parameters: the constants follow (at the loaded radius and
+  // speed of sound), the particles and their warm state stay.
+  void retune(const SphParams& p) override {
+    validate(p);
+    if (p.method != params_.method)
+      throw Error("SPH: the method cannot change while the solver runs (it is not animatable)");
+    params_ = p;
+    if (c_.r > 0.0f) {
+      const SphConstants old = c_;
+      c_ = sph_constants(params_, c_.r, c_.c0);
+      // The boundary particles' spacing and depth follow the kernel and spacing parameters.
+      if (old.h != c_.h || old.kernel != c_.kernel || old.boundary_depth != c_.boundary_depth ||
+          old.boundary_weight != c_.boundary_weight)
+        boundary_dirty_ = true;
+    }
+  }
+
   // Two-way coupling: per collider, the walls' pressure (boundary
   // particles' or springs'), their friction and the velocity the collision
   // projection removes, as impulses m a dt and m dv.

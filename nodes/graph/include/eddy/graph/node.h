@@ -3,6 +3,7 @@
 // inputs from its CookContext and sets its outputs.
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -47,6 +48,10 @@ class CookContext {
   bool animated(std::string_view name) const;
   const AnimationSet& animations() const { return *anims_; }
   double param_float_at(std::string_view name, double frame) const;
+  // The frame the plain param_* accessors take animated parameters at
+  // (frame() unless set): a solver reading its parameters for a step within
+  // the frame sets it to that step's time, then back (NaN: frame()).
+  void set_eval_frame(double frame) const { eval_frame_ = frame; }
   Vec3Value param_vec3_at(std::string_view name, double frame) const;
   Vec3f param_vec3f_at(std::string_view name, double frame) const;
 
@@ -97,6 +102,8 @@ class CookContext {
   const NodeSpec* spec_ = nullptr;
   const ParamSet* params_ = nullptr;
   const AnimationSet* anims_ = nullptr;
+  mutable double eval_frame_ = std::numeric_limits<double>::quiet_NaN();
+  double eval_frame() const { return eval_frame_ == eval_frame_ ? eval_frame_ : double(frame_); }
   // Component c of parameter `name` at `frame` when animated, else none.
   std::optional<double> channel_value(std::string_view name, int c, double frame) const;
   int frame_ = 1, start_ = 1, end_ = 1, threads_ = 0;

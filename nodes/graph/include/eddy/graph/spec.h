@@ -69,6 +69,9 @@ struct NodeSpec {
   std::vector<ParamSpec> params;
   // Frame f continues from the node's own output at f - 1 (solvers).
   bool stateful = false;
+  // A stateful node whose solver takes its animated parameters at every
+  // step (CookContext::set_eval_frame); other stateful nodes refuse them.
+  bool steps_animations = false;
   // The output depends on the frame itself, not only on the inputs (writers).
   bool time_dependent = false;
   // Time dependence that some parameters decide (a reader whose path has a
