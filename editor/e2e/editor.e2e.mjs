@@ -66,6 +66,15 @@ async function drag(page, from, to) {
 
 const edgeCount = (page) => page.locator(".react-flow__edge").count();
 
+// Cooks frames first..last of the display node and waits until the cook finishes.
+async function cookFrames(page, first, last) {
+  await page.getByTestId("cook-first").fill(String(first));
+  await page.getByTestId("cook-last").fill(String(last));
+  await page.getByTestId("cook").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="message"]')?.textContent === "cook finished",
+                             null, { timeout: 120000 });
+}
+
 // A screenshot of the viewport (kept in the output folder, and copied to
 // $EDDY_E2E_KEEP.NAME.png when set) and counts of its pixels by class: lit
 // particles (blues to whites), liquid (the fluid mode's blues), the solid
@@ -175,11 +184,7 @@ try {
 
   // Cook three frames of the solver (the display node) and watch progress.
   await page.getByTestId("display-flag").click();
-  await page.getByTestId("cook-first").fill("1");
-  await page.getByTestId("cook-last").fill("3");
-  await page.getByTestId("cook").click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="message"]')?.textContent === "cook finished",
-                             null, { timeout: 120000 });
+  await cookFrames(page, 1, 3);
   const badge = await page.getByTestId("badge-solver").getAttribute("data-state");
   check(badge === "cached", `the solver's badge shows it cooked (${badge})`);
   const bar = await page.getByTestId("cached-bar").locator(".cached").first().waitFor({ timeout: 10000 })
@@ -267,11 +272,7 @@ try {
   await page.getByTestId("node-crates").waitFor({ timeout: 60000 });
   await page.getByTestId("node-solver").click();
   await page.getByTestId("display-flag").click();
-  await page.getByTestId("cook-first").fill("1");
-  await page.getByTestId("cook-last").fill("1");
-  await page.getByTestId("cook").click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="message"]')?.textContent === "cook finished",
-                             null, { timeout: 120000 });
+  await cookFrames(page, 1, 1);
   await page.waitForTimeout(1500);
   const scene = await viewportPixels(page, "viewport_bodies");
   check(scene.body > 300 && scene.fluid > 2000,

@@ -38,34 +38,37 @@ struct Liquid {
   virtual void advance(double t, int frame, const std::function<void(double)>& after_step) = 0;
 };
 
-struct PbfLiquid final : Liquid {
-  std::unique_ptr<PbfSolver> s;
-  explicit PbfLiquid(const PbfParams& p = PbfParams{}) : s(make_pbf_solver_cpu(p)) {}
+// What every method's liquid does through its solver S; each adds advance.
+template <class S>
+struct SolverLiquid : Liquid {
+  std::unique_ptr<S> s;
+  explicit SolverLiquid(std::unique_ptr<S> solver) : s(std::move(solver)) {}
   SolverBase& solver() override { return *s; }
   void load(const Points& water) override { s->load(water); }
   void store(Points& out) const override { s->store(out); }
   std::size_t size() const override { return s->size(); }
   double particle_mass() const override { return s->particle_mass(); }
+};
+
+struct PbfLiquid final : SolverLiquid<PbfSolver> {
+  explicit PbfLiquid(const PbfParams& p = PbfParams{}) : SolverLiquid(make_pbf_solver_cpu(p)) {}
   void advance(double t, int frame, const std::function<void(double)>& after_step) override {
     pbf_advance_frame(*s, t, 1.0 / kFps, SubstepPolicy{8, 16, 0.5f}, frame, kR,
                       [&](int, int, const PbfStepStats& st) { after_step(double(st.dt)); });
   }
 };
 
-struct SphLiquid final : Liquid {
-  std::unique_ptr<SphSolver> s;
+SphParams sph_water(SphMethod method, float xsph) {
+  SphParams p;
+  p.method = method;
+  p.xsph = xsph;
+  return p;
+}
+
+struct SphLiquid final : SolverLiquid<SphSolver> {
   // xsph 0.05 as the hydrostatic column: damps the lattice start's sloshing.
-  explicit SphLiquid(SphMethod method, float xsph = 0.05f) {
-    SphParams p;
-    p.method = method;
-    p.xsph = xsph;
-    s = make_sph_solver_cpu(p);
-  }
-  SolverBase& solver() override { return *s; }
-  void load(const Points& water) override { s->load(water); }
-  void store(Points& out) const override { s->store(out); }
-  std::size_t size() const override { return s->size(); }
-  double particle_mass() const override { return s->particle_mass(); }
+  explicit SphLiquid(SphMethod method, float xsph = 0.05f)
+      : SolverLiquid(make_sph_solver_cpu(sph_water(method, xsph))) {}
   void advance(double t, int frame, const std::function<void(double)>& after_step) override {
     sph_advance_frame(*s, t, 1.0 / kFps, 0.0f, frame,
                       [&](int, double, const SphStepStats& st) { after_step(double(st.dt)); });

@@ -1,9 +1,12 @@
-// Particle set utilities, like Houdini's Merge and Blast on points:
+// Particle set utilities, like Houdini's Merge, Blast and Transform:
 // MergePoints appends particle sets, FilterPoints keeps (or removes) the
 // particles whose integer attribute has a given value (one material of an
-// MPM simulation, one emitter's particles).
+// MPM simulation, one emitter's particles), Transform moves, turns and
+// scales particles and meshes.
+#include <cmath>
 #include <string>
 
+#include "eddy/core/mat3.h"
 #include "eddy/graph/node.h"
 #include "library.h"
 
@@ -54,9 +57,68 @@ class FilterPointsNode final : public Node {
   }
 };
 
+// p' = R S (p - pivot) + pivot + translate, R from Euler degrees (X, then
+// Y, then Z, as the colliders' `rotate`), S = scale x uniform_scale.
+class TransformNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const Mat3f R = rotation_from_euler_degrees(ctx.param_vec3f("rotate"));
+    const Vec3f s = ctx.param_vec3f("scale") * float(ctx.param_float("uniform_scale"));
+    const Mat3f M = R * mat3_diag(s);
+    const Vec3f pivot = ctx.param_vec3f("pivot"), move = ctx.param_vec3f("translate");
+    auto place = [&](Vec3f p) { return M * (p - pivot) + pivot + move; };
+    const float det = s.x * s.y * s.z;
+    if (det == 0.0f) throw Error(ctx.where() + ": a zero scale flattens the geometry; scale and uniform_scale must be nonzero");
+    if (ctx.input_count("points")) {
+      auto out = std::make_shared<Points>(*ctx.input<Points>("points"));
+      for (std::size_t i = 0; i < out->size(); ++i) out->P()[i] = place(out->P()[i]);
+      // Velocities turn and stretch with the points; the radius with the volume.
+      if (Vec3f* v = out->get_vec3("v"))
+        for (std::size_t i = 0; i < out->size(); ++i) v[i] = M * v[i];
+      out->radius *= std::cbrt(std::fabs(det));
+      ctx.output_shared<Points>("points", out);
+    } else {
+      ctx.output("points", Points{});
+    }
+    if (ctx.input_count("mesh")) {
+      Mesh m = *ctx.input<Mesh>("mesh");
+      for (Vec3f& p : m.points) p = place(p);
+      // Normals by the inverse transpose, R S^-1, made unit again.
+      const Mat3f N = R * mat3_diag(vec3(1.0f / s.x, 1.0f / s.y, 1.0f / s.z));
+      for (Vec3f& n : m.normals) n = normalize_or(N * n, n);
+      if (det < 0.0f) flip_winding(m);  // a mirror turns the faces inside out
+      ctx.output("mesh", std::move(m));
+    } else {
+      ctx.output("mesh", Mesh{});
+    }
+  }
+};
+
 }  // namespace
 
 void register_points(Registry& r) {
+  {
+    NodeSpec s("Transform", "Points",
+               "Moves, turns and scales particles and meshes (Houdini's Transform SOP): p' = R S (p - pivot) + pivot "
+               "+ translate, R from Euler angles in degrees (X, then Y, then Z), S = scale x uniform_scale. "
+               "Particle velocities turn and stretch with them and their radius scales with the volume's cube "
+               "root; mesh normals follow (a mirroring scale flips the faces). Each parameter can be animated.");
+    s.input("points", "points", "Particles to transform (optional).", true)
+        .input("mesh", "mesh", "A mesh to transform (optional).", true)
+        .output("points", "points", "The particles transformed (empty when none are linked).")
+        .output("mesh", "mesh", "The mesh transformed (empty when none is linked).")
+        .param_vec3("translate", {0, 0, 0}, {}, {}, "m", "Translation, applied last.")
+        .param_vec3("rotate", {0, 0, 0}, {}, {}, "degrees", "Euler angles about X, then Y, then Z.")
+        .param_vec3("scale", {1, 1, 1}, {}, {}, "", "Scale along each axis (nonzero).")
+        .param_float("uniform_scale", 1.0, {}, {}, "", "A scale on every axis (nonzero).")
+        .param_vec3("pivot", {0, 0, 0}, {}, {}, "m", "The point rotation and scale are about.");
+    s.check = [](const ParamSet& p, const CheckContext& c) {
+      const auto sc = std::get<Vec3Value>(p.at("scale"));
+      if (sc[0] == 0 || sc[1] == 0 || sc[2] == 0 || std::get<double>(p.at("uniform_scale")) == 0)
+        throw Error(c.where + ".params: a zero scale flattens the geometry; scale and uniform_scale must be nonzero");
+    };
+    r.add(std::move(s.make<TransformNode>()));
+  }
   {
     NodeSpec s("MergePoints", "Points",
                "Appends any number of particle sets into one, in link order; attributes missing on one side are "

@@ -122,14 +122,7 @@ class AnimatedGraph : public ::testing::Test {
            R"(, "fps": 24, "nodes": [{"id": "src", "type": "Source", "params": {"count": 2, "value": )" + value +
            R"(}}, {"id": "sum", "type": "Sum"}], "links": [{"from": "src.points", "to": "sum.points"}]})";
   }
-  std::string error_of(const std::string& text) {
-    try {
-      parse_graph(text, reg, "g.json");
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  }
+  std::string error_of(const std::string& text) { return testing::parse_error(text, reg); }
   double value_at(CookEngine& e, int frame) { return e.cook("src", frame)->at("points").as<Points>()->P()[0].x; }
   Registry reg;
 };

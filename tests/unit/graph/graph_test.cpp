@@ -11,14 +11,7 @@ namespace {
 class GraphTest : public ::testing::Test {
  protected:
   void SetUp() override { testing::register_test_nodes(reg); }
-  std::string error_of(const std::string& text) {
-    try {
-      parse_graph(text, reg, "g.json");
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  }
+  std::string error_of(const std::string& text) { return testing::parse_error(text, reg); }
   Registry reg;
 };
 

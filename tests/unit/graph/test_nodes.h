@@ -2,6 +2,7 @@
 // Small node types for exercising the graph layer without the solvers.
 #include <atomic>
 
+#include "eddy/graph/graph.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/registry.h"
 
@@ -85,6 +86,16 @@ inline void register_test_nodes(Registry& r) {
         .output("points", "points", "One point.");
     r.add(std::move(s.make<SumNode>()));
   }
+}
+
+// The message parsing `text` as "g.json" throws, or "no error".
+inline std::string parse_error(const std::string& text, const Registry& reg) {
+  try {
+    parse_graph(text, reg, "g.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace eddy::testing

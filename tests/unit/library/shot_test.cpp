@@ -73,6 +73,33 @@ TEST(AnimatedParams, ASolverTakesAnimatedParametersAtEveryStep) {
   }
 }
 
+// Transform: a block turned a quarter about y, scaled and moved by an
+// expression; a box mesh scaled keeps its faces outward, mirrored too.
+TEST(AnimatedParams, TransformMovesTurnsAndScalesPointsAndMeshes) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 5], "fps": 24,
+    "nodes": [
+      {"id": "water", "type": "FluidBox", "params": {"center": [1, 0, 0], "size": [0.1, 0.1, 0.1], "particle_radius": 0.01}},
+      {"id": "crate", "type": "RigidBody", "params": {"size": [1, 1, 1], "position": [0, 0, 0]}},
+      {"id": "shape", "type": "BodiesToMesh"},
+      {"id": "turn", "type": "Transform", "params": {"rotate": [0, 90, 0], "translate": [0, {"expr": "$F"}, 0]}},
+      {"id": "stretch", "type": "Transform", "params": {"scale": [2, 1, 1]}},
+      {"id": "mirror", "type": "Transform", "params": {"scale": [-1, 1, 1], "uniform_scale": 2}}
+    ],
+    "links": [{"from": "water.particles", "to": "turn.points"}, {"from": "crate.bodies", "to": "shape.bodies"},
+              {"from": "shape.mesh", "to": "stretch.mesh"}, {"from": "shape.mesh", "to": "mirror.mesh"}]})",
+                              test::builtin_registry(), "test");
+  CookEngine e(test::builtin_registry(), g);
+  const auto p = e.cook("turn", 3)->at("points").as<Points>();
+  Vec3f c = vec3(0.0f);
+  for (std::size_t i = 0; i < p->size(); ++i) c += p->P()[i];
+  c = c / float(p->size());
+  EXPECT_LT(length(c - vec3(0.0f, 3.0f, -1.0f)), 1e-5f);  // +x turned a quarter about +y is -z; up by $F = 3
+  EXPECT_FLOAT_EQ(p->radius, 0.01f);
+  EXPECT_NEAR(measure_mesh(*e.cook("stretch", 1)->at("mesh").as<Mesh>()).volume, 2.0, 1e-5);
+  EXPECT_NEAR(measure_mesh(*e.cook("mirror", 1)->at("mesh").as<Mesh>()).volume, 8.0, 1e-4);  // outward after the mirror
+  EXPECT_EQ(e.cook("stretch", 1)->at("points").as<Points>()->size(), 0u);  // no points linked: none out
+}
+
 // A collider node's output at `frame`, from a ColliderBox with `params`.
 Collider collider_at(const std::string& params, int frame) {
   const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 48], "fps": 24,
