@@ -104,7 +104,9 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     const Mat3d R = B.q[i].toRotationMatrix();
     pb.inertia[i] = R * B.inertia[i].asDiagonal() * R.transpose();
     w_end_[i] = free_rotation_step(B.inertia[i], R.transpose() * B.w[i], h, &w_mid_[i]);
-    pb.v_star.segment<3>(Eigen::Index(6 * i)) = B.v[i] + h * g;
+    const Vec3d field =
+        to_vec3d(fields_accel(fields_.data(), uint32_t(fields_.size()), to_vec3f(B.x[i]), to_vec3f(B.v[i])));
+    pb.v_star.segment<3>(Eigen::Index(6 * i)) = B.v[i] + h * (g + field);
     pb.v_guess.segment<3>(Eigen::Index(6 * i)) = B.v[i];
     pb.v_guess.segment<3>(Eigen::Index(6 * i + 3)) = B.w[i];
     pb.v_star.segment<3>(Eigen::Index(6 * i + 3)) = R * w_end_[i];

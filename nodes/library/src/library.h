@@ -97,6 +97,8 @@ std::shared_ptr<const Points> solver_start(const CookContext& ctx);
 bool apply_sources(const CookContext& ctx, Points& pts);
 // Every collider linked into the `colliders` input.
 std::vector<Collider> input_colliders(const CookContext& ctx);
+// Every force field linked into the `forces` input (none when the node has no such input).
+std::vector<ForceField> input_force_fields(const CookContext& ctx);
 // A hash of every parameter: a change restarts the simulation.
 uint64_t params_signature(const CookContext& ctx);
 // The progress of a frame (fraction 0..1 and what is being done), and the
@@ -151,6 +153,7 @@ class SolverNode : public Node {
         solver_ = make_solver(ctx);
       }
       meet(ctx, restart, colliders);  // first: loading looks at them (wall density, speed estimate)
+      solver_->set_force_fields(input_force_fields(ctx));
       if (restart) load(ctx, *from);
       if (ctx.previous()) {
         // Sources and sinks change the particles between frames: the state

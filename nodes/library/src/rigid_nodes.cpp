@@ -235,6 +235,8 @@ void register_rigid(Registry& r) {
     s.stateful = true;
     s.input("bodies", "bodies", "The bodies (read at the start frame; any number of links).", false, true)
         .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
+        .input("forces", "forces", "Force fields (ForceField; any number), acting at each body's centre of mass.",
+               true, true)
         .output("bodies", "bodies", "The bodies at this frame.");
     table_params(s, rigid_param_table());
     r.add(std::move(s.make<RigidSolverNode>()));

@@ -19,6 +19,7 @@ NodeSpec solver_spec(std::string type, std::string doc, std::string output_doc) 
              true)
       .input("sinks", "sinks", "Kill volumes (KillVolume; any number), applied at the start of each frame.", true,
              true)
+      .input("forces", "forces", "Force fields (ForceField; any number) applied besides gravity.", true, true)
       .output("particles", "points",
               output_doc +
                   " An `id` (input order) is added when the input has none, since the solver reorders particles "
@@ -54,6 +55,15 @@ std::shared_ptr<const Points> solver_start(const CookContext& ctx) {
   if (!(from->radius > 0))
     throw Error("input 'particles' carries no particle radius; emit them with FluidBox (or set their radius)");
   return from;
+}
+
+std::vector<ForceField> input_force_fields(const CookContext& ctx) {
+  std::vector<ForceField> fields;
+  for (std::size_t k = 0; k < ctx.input_count("forces"); ++k) {
+    const auto f = ctx.input<ForceFields>("forces", k);
+    fields.insert(fields.end(), f->list.begin(), f->list.end());
+  }
+  return fields;
 }
 
 std::vector<Collider> input_colliders(const CookContext& ctx) {

@@ -1,6 +1,8 @@
 // FluidSource and KillVolume: particles added to and taken from a solver's
 // liquid at the start of each frame (core/sources.h), and how a solver node
-// applies them (apply_sources, called by the SolverNode skeleton).
+// applies them (apply_sources, called by the SolverNode skeleton); and
+// ForceField, the fields every solver applies besides gravity
+// (core/force_field.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -50,6 +52,27 @@ class FluidSourceNode final : public Node {
     out.list.push_back(s);
     out.particle_radius = float(ctx.param_float("particle_radius"));
     ctx.output("sources", std::move(out));
+  }
+};
+
+class ForceFieldNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    ForceField f;
+    const std::string type = ctx.param_string("type");
+    f.type = int32_t(type == "uniform" ? FieldType::Uniform : type == "vortex" ? FieldType::Vortex : FieldType::Drag);
+    f.vector = ctx.param_vec3f("vector");
+    f.center = ctx.param_vec3f("center");
+    const Vec3f axis = ctx.param_vec3f("axis");
+    if (f.type == int32_t(FieldType::Vortex) && length(axis) < 1e-9f)
+      throw Error(ctx.where() + ": parameter 'axis' is the zero vector; a vortex needs a direction");
+    f.axis = normalize_or(axis, vec3(0.0f, 1.0f, 0.0f));
+    f.strength = float(ctx.param_float("strength"));
+    f.radius = float(ctx.param_float("radius"));
+    f.falloff = std::min(float(ctx.param_float("falloff")), f.radius);
+    ForceFields out;
+    out.list.push_back(f);
+    ctx.output("forces", std::move(out));
   }
 };
 
@@ -137,6 +160,23 @@ void register_sources(Registry& r) {
   placed_shape(k, {"box", "sphere", "plane"}, "The volume's shape.")
       .param_vec3("normal", {0.0, 1.0, 0.0}, {}, {}, "", "Plane: the side kept (particles below are removed).");
   r.add(std::move(k.make<KillVolumeNode>()));
+
+  NodeSpec f("ForceField", "Sources",
+             "A force every solver it is linked into (`forces`) applies besides gravity, as an acceleration at each "
+             "particle (MPM: each grid node; bodies: each centre of mass). uniform: `vector` m/s^2 (wind, a gust); "
+             "vortex: `strength` m/s^2 around `axis` through `center`, right-handed (a swirl); drag: towards the "
+             "velocity `vector` at the rate `strength` 1/s. With a `radius`, it acts within it, fading to nothing "
+             "over the outer `falloff`. Every parameter can be animated (read each frame).");
+  f.output("forces", "forces", "The field, for a solver's `forces` input.")
+      .param_enum("type", {"uniform", "vortex", "drag"}, "uniform", "What the field does.")
+      .param_vec3("vector", {1.0, 0.0, 0.0}, {}, {}, "m/s^2 or m/s", "uniform: the acceleration; drag: the velocity "
+                  "particles are pulled towards.")
+      .param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "vortex: a point on its axis; the region's centre.")
+      .param_vec3("axis", {0.0, 1.0, 0.0}, {}, {}, "", "vortex: the axis it turns about.")
+      .param_float("strength", 1.0, {}, {}, "m/s^2 or 1/s", "vortex: the tangential acceleration; drag: the rate.")
+      .param_float("radius", 0.0, 0.0, {}, "m", "0: everywhere; otherwise the region's radius around center.")
+      .param_float("falloff", 0.0, 0.0, {}, "m", "Width of the region's outer shell over which it fades out.");
+  r.add(std::move(f.make<ForceFieldNode>()));
 }
 
 }  // namespace eddy::library

@@ -119,3 +119,38 @@ TEST(Sources, SinksRemoveWhatIsInsideThem) {
 
 }  // namespace
 }  // namespace eddy
+
+#include "eddy/core/force_field.h"
+
+namespace eddy {
+namespace {
+
+TEST(ForceFields, EachKindPushesAsDocumented) {
+  ForceField u;
+  u.type = int32_t(FieldType::Uniform);
+  u.vector = vec3(1.0f, 2.0f, 3.0f);
+  EXPECT_EQ(field_accel(u, vec3(5.0f), vec3(1.0f)), vec3(1.0f, 2.0f, 3.0f));
+  ForceField w;  // a swirl about +y through the origin, 2 m/s^2
+  w.type = int32_t(FieldType::Vortex);
+  w.strength = 2.0f;
+  EXPECT_LT(length(field_accel(w, vec3(0.5f, 7.0f, 0.0f), vec3(0.0f)) - vec3(0.0f, 0.0f, -2.0f)), 1e-6f);  // y x x = -z
+  EXPECT_LT(length(field_accel(w, vec3(0.0f, -1.0f, 0.3f), vec3(0.0f)) - vec3(2.0f, 0.0f, 0.0f)), 1e-6f);  // y x z = x
+  EXPECT_EQ(field_accel(w, vec3(0.0f, 3.0f, 0.0f), vec3(0.0f)), vec3(0.0f));  // on the axis: none
+  ForceField d;  // towards 1 m/s along x at 4 /s
+  d.type = int32_t(FieldType::Drag);
+  d.vector = vec3(1.0f, 0.0f, 0.0f);
+  d.strength = 4.0f;
+  EXPECT_EQ(field_accel(d, vec3(0.0f), vec3(0.0f, 1.0f, 0.0f)), vec3(4.0f, -4.0f, 0.0f));
+  // A region of radius 1 fading over its outer 0.5: full, half, nothing.
+  u.center = vec3(0.0f);
+  u.radius = 1.0f;
+  u.falloff = 0.5f;
+  EXPECT_EQ(field_accel(u, vec3(0.4f, 0.0f, 0.0f), vec3(0.0f)), u.vector);
+  EXPECT_LT(length(field_accel(u, vec3(0.0f, 0.75f, 0.0f), vec3(0.0f)) - u.vector * 0.5f), 1e-6f);
+  EXPECT_EQ(field_accel(u, vec3(0.0f, 0.0f, 1.0f), vec3(0.0f)), vec3(0.0f));
+  const ForceField both[2] = {d, w};
+  EXPECT_LT(length(fields_accel(both, 2, vec3(0.5f, 0.0f, 0.0f), vec3(0.0f)) - vec3(4.0f, 0.0f, -2.0f)), 1e-6f);
+}
+
+}  // namespace
+}  // namespace eddy

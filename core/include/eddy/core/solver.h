@@ -14,6 +14,7 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
+#include "eddy/core/force_field.h"
 
 namespace eddy {
 
@@ -69,6 +70,8 @@ class SolverBase {
  public:
   virtual ~SolverBase() = default;
   virtual void set_colliders(const std::vector<Collider>& colliders) = 0;
+  // Force fields applied besides gravity from the next step on (force_field.h).
+  virtual void set_force_fields(const std::vector<ForceField>& fields) = 0;
   // Whether the method measures its colliders' impulses (reactions()).
   virtual bool measures_reactions() const { return false; }
   // With `on`, each step sums per collider the impulse its surface gave the

@@ -241,12 +241,17 @@ class SolverOn : public Interface {
     colliders_.upload(ex_, cs);
     ncoll_ = colliders_.size();
   }
+  void set_force_fields(const std::vector<ForceField>& fs) override {
+    ex_.upload(fields_, fs.data(), fs.size());
+    nfields_ = uint32_t(fs.size());
+  }
 
  protected:
   SolverOn(const Params& p, Exec ex) : Interface(p), ex_(std::move(ex)) {}
 
   Exec ex_;
-  uint32_t n_ = 0, ncoll_ = 0;
+  uint32_t n_ = 0, ncoll_ = 0, nfields_ = 0;
+  typename Exec::template Vector<ForceField> fields_;
   CarriedAttributes<Exec> carried_;
   DeviceColliders<Exec> colliders_;
   ColliderReactions<Exec> reactions_;
@@ -260,7 +265,7 @@ class SolverOn : public Interface {
 #define EDDY_SOLVER_ON(Interface)                                                                               \
   using Base = SolverOn<Exec, Interface>;                                                                       \
   using Base::carried_, Base::colliders_, Base::ex_, Base::max_speed_, Base::n_, Base::ncoll_, Base::params_,   \
-      Base::reactions_, Base::times_;                                                                           \
+      Base::reactions_, Base::times_, Base::fields_, Base::nfields_;                                                                           \
   template <class T>                                                                                            \
   using Vec = typename Exec::template Vector<T>
 

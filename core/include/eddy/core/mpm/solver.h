@@ -416,6 +416,8 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     Vec3f* gv_old = params_.transfer == MpmTransfer::Flip ? gv_old_.data() : nullptr;
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = ncoll_;
+    const ForceField* fields = fields_.data();
+    const uint32_t nf = nfields_;
     ex_.for_each(bins_.node_blocks() * 64, [=] EDDY_HD(uint32_t q) {
       const float m = gm[q];
       if (!(m > 0.0f)) {
@@ -425,12 +427,12 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
       }
       Vec3f v = gv[q] / m;
       if (gv_old) gv_old[q] = v;
-      v += c.gravity * dt;
       const Int3 blk = pack.unpack(nbk[q >> 6]);
       const int l = int(q & 63);
       const Vec3f xi =
           vec3(float(blk.x * 4 + (l & 3)), float(blk.y * 4 + ((l >> 2) & 3)), float(blk.z * 4 + ((l >> 4) & 3))) *
           c.dx;
+      v += (c.gravity + fields_accel(fields, nf, xi, v)) * dt;
       for (uint32_t k = 0; k < ncoll; ++k) {
         const SdfSample sd = collider_sdf(cols[k], xi, t_end);
         if (sd.distance < 0.0f)

@@ -183,14 +183,16 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
 
   // ---- stages (public: nvcc's extended lambdas need public enclosing functions)
 
-  // (x, v) => (v = v + dt g, x* = x + dt v)
+  // (x, v) => (v = v + dt (g + force fields), x* = x + dt v)
   void predict(float dt) {
     Vec3f* x = x_.data();
     Vec3f* v = v_.data();
     Vec3f* xp = xp_.data();
     const Vec3f g = params_.gravity;
+    const ForceField* fields = fields_.data();
+    const uint32_t nf = nfields_;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      const Vec3f vi = v[i] + g * dt;
+      const Vec3f vi = v[i] + (g + fields_accel(fields, nf, x[i], v[i])) * dt;
       v[i] = vi;
       xp[i] = x[i] + vi * dt;
     });

@@ -61,6 +61,8 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   const Bodies& bodies() const { return bodies_; }
   void store(Bodies& out) const { out = bodies_; }
   void set_colliders(const std::vector<Collider>& colliders) override { colliders_ = colliders; }
+  // Fields act on each body at its centre of mass, with its velocity there.
+  void set_force_fields(const std::vector<ForceField>& fields) override { fields_ = fields; }
   // Forces (N, world) and torques (N m, about each centre of mass, world
   // axes) on the bodies over the following steps, besides gravity and
   // contact (a liquid's push in a coupled step); empty vectors: none.
@@ -81,6 +83,7 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
  private:
   Bodies bodies_;
   std::vector<Collider> colliders_;
+  std::vector<ForceField> fields_;
   std::vector<BodyContact> contacts_;
   std::vector<Vec3d> gamma_;
   std::vector<SapRegularisation> reg_;

@@ -189,6 +189,8 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   const Collider* cols = colliders_.data();
   const uint32_t ncoll = ncoll_;
   const Vec3f g = params_.gravity;
+  const ForceField* fields = fields_.data();
+  const uint32_t nf = nfields_;
   const float t = time_;
   Vec3f* acc = a_.data();
   const Vec3f* pg = pair_g_.data();
@@ -201,7 +203,8 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
-    Vec3f a = g, ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f), wk = vec3(0.0f);
+    Vec3f a = g + fields_accel(fields, nf, xi, vi), ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f),
+          wk = vec3(0.0f);
     const float ki = warm ? 0.5f * k_old[i] : 0.0f;
     for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
       const uint32_t j = nb.indices[q];

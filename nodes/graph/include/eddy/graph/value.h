@@ -9,6 +9,7 @@
 
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
+#include "eddy/core/force_field.h"
 #include "eddy/core/mesh.h"
 #include "eddy/core/points.h"
 #include "eddy/core/sources.h"
@@ -31,6 +32,10 @@ struct Sources {
 struct Sinks {
   std::vector<Collider> shapes;
 };
+// Force fields (the "forces" socket type, ForceField) every solver applies.
+struct ForceFields {
+  std::vector<ForceField> list;
+};
 
 template <class T>
 struct ValueTraits;  // static const char* name(); static size_t bytes(const T&);
@@ -38,6 +43,11 @@ template <>
 struct ValueTraits<Sources> {
   static const char* name() { return "sources"; }
   static std::size_t bytes(const Sources& s) { return s.list.size() * sizeof(FluidSource); }
+};
+template <>
+struct ValueTraits<ForceFields> {
+  static const char* name() { return "forces"; }
+  static std::size_t bytes(const ForceFields& f) { return f.list.size() * sizeof(ForceField); }
 };
 template <>
 struct ValueTraits<Sinks> {
