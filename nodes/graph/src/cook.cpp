@@ -74,8 +74,9 @@ uint64_t CookEngine::signature(const std::string& node, int frame) {
     if (spec.time_dependent || spec.stateful || !gn->anims.empty() ||
         (spec.frame_dependent && spec.frame_dependent(gn->params)))
       h.pod(f);
+    const int fi = spec.input_frame ? spec.input_frame(gn->params, f) : f;
     for (const auto& s : spec.inputs)
-      for (const Link* l : graph_.links_into(node, s.name)) h.str(s.name).pod(signature(l->from_node, f)).str(l->from_socket);
+      for (const Link* l : graph_.links_into(node, s.name)) h.str(s.name).pod(signature(l->from_node, fi)).str(l->from_socket);
     if (spec.stateful && f > graph_.frame_start) h.pod(previous);
     return h.h;
   };
@@ -160,13 +161,15 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
   ctx.engine_ = this;
   ctx.previous_ = previous;
   // Inputs first: upstream failures surface as the upstream node's error.
-  auto pull = [this, &gn, &ctx, frame](const std::string& socket) {
+  const int input_frame = spec.input_frame ? spec.input_frame(gn.params, frame) : frame;
+  auto pull = [this, &gn, &ctx, input_frame](const std::string& socket) {
     auto& values = ctx.inputs_[socket];
     for (const Link* l : graph_.links_into(gn.id, socket)) {
-      auto up = cook(l->from_node, frame);
+      auto up = cook(l->from_node, input_frame);
       auto it = up->find(l->from_socket);
       if (it == up->end())
-        throw NodeError(l->from_node, frame, "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
+        throw NodeError(l->from_node, input_frame,
+                        "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
       values.push_back(it->second);
     }
   };

@@ -385,6 +385,9 @@ void check_animations(const Graph& g, const GraphNode& n, const NodeSpec& spec, 
     const ParamSpec* p = spec.find_param(name);
     if (!p) throw Error(wp + ": unknown parameter of " + n.type);
     if (!animatable(p->type)) throw Error(wp + ": a " + std::string(to_string(p->type)) + " parameter cannot be animated");
+    if (spec.input_frame)
+      throw Error(wp + ": " + n.type + "'s parameters choose the frame its inputs are cooked at; they cannot be "
+                  "animated");
     if (spec.stateful && !spec.steps_animations)
       throw Error(wp + ": " + n.type + " reads its parameters once, when it starts; animated parameters are not "
                   "supported on it yet");

@@ -2,7 +2,8 @@
 // MergePoints appends particle sets, FilterPoints keeps (or removes) the
 // particles whose integer attribute has a given value (one material of an
 // MPM simulation, one emitter's particles), Transform moves, turns and
-// scales particles and meshes.
+// scales particles and meshes, TimeShift passes them on from another frame.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -94,9 +95,46 @@ class TransformNode final : public Node {
   }
 };
 
+// The frame a TimeShift reads its inputs at, for `frame`.
+int shifted_frame(const ParamSet& p, int frame) {
+  if (std::get<std::string>(p.at("mode")) == "hold") return int(std::get<int64_t>(p.at("frame")));
+  const int64_t f = int64_t(frame) + std::get<int64_t>(p.at("offset"));
+  return int(std::clamp<int64_t>(f, -1000000000, 1000000000));
+}
+
+// Its inputs are cooked at the shifted frame by the engine (spec.input_frame):
+// it passes them on.
+class TimeShiftNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    for (const char* socket : {"points", "mesh"}) {
+      const auto* in = ctx.spec().find_input(socket);
+      EDDY_DEMAND(in != nullptr);
+      if (ctx.input_count(socket)) ctx.set_output(socket, ctx.input_value(socket));
+      else if (std::string(socket) == "points") ctx.output(socket, Points{});
+      else ctx.output(socket, Mesh{});
+    }
+  }
+};
+
 }  // namespace
 
 void register_points(Registry& r) {
+  {
+    NodeSpec s("TimeShift", "Points",
+               "Passes on its inputs as they are at another frame (Houdini's Time Shift): offset: frame + offset; "
+               "hold: always `frame` (a still of a simulation, a frozen splash). A solver upstream is cooked up "
+               "to that frame.");
+    s.input("points", "points", "Particles (optional).", true)
+        .input("mesh", "mesh", "A mesh (optional).", true)
+        .output("points", "points", "The particles at the shifted frame (empty when none are linked).")
+        .output("mesh", "mesh", "The mesh at the shifted frame (empty when none is linked).")
+        .param_enum("mode", {"offset", "hold"}, "offset", "offset: frame + offset; hold: always `frame`.")
+        .param_int("offset", -1, -1000000, 1000000, "frames", "offset: frames to shift by (negative: earlier).")
+        .param_int("frame", 1, -1000000000, 1000000000, "", "hold: the frame held.");
+    s.input_frame = shifted_frame;
+    r.add(std::move(s.make<TimeShiftNode>()));
+  }
   {
     NodeSpec s("Transform", "Points",
                "Moves, turns and scales particles and meshes (Houdini's Transform SOP): p' = R S (p - pivot) + pivot "

@@ -288,5 +288,35 @@ TEST(ForceFields, BodiesFeelThemToo) {
   EXPECT_LT(b->v[0].norm(), 1e-5);
 }
 
+// TimeShift passes on a solver's output of another frame: the very value
+// the solver cooked there (an offset, and a held frame).
+TEST(TimeShift, PassesOnTheSolversFrame) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 8], "fps": 24,
+    "nodes": [{"id": "water", "type": "FluidBox", "params": {"center": [0, 1, 0], "size": [0.1, 0.1, 0.1]}},
+      {"id": "sim", "type": "PBFSolver"},
+      {"id": "before", "type": "TimeShift", "params": {"offset": -2}},
+      {"id": "still", "type": "TimeShift", "params": {"mode": "hold", "frame": 3}}],
+    "links": [{"from": "water.particles", "to": "sim.particles"}, {"from": "sim.particles", "to": "before.points"},
+              {"from": "sim.particles", "to": "still.points"}]})",
+                              test::builtin_registry(), "test");
+  CookEngine e(test::builtin_registry(), g);
+  const auto at = [&](const std::string& node, int f) {
+    return e.cook(node, f)->at(node == "sim" ? "particles" : "points").as<Points>();
+  };
+  EXPECT_EQ(at("before", 6), at("sim", 4));
+  EXPECT_EQ(at("still", 7), at("sim", 3));
+  EXPECT_EQ(at("still", 2), at("sim", 3));  // a later frame, cooked on demand
+  EXPECT_NE(at("sim", 4)->P()[0], at("sim", 3)->P()[0]);  // the frames differ (it falls)
+  try {
+    parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 8],
+      "nodes": [{"id": "t", "type": "TimeShift", "params": {"offset": {"expr": "-$F"}}}], "links": []})",
+                test::builtin_registry(), "g.json");
+    FAIL() << "accepted";
+  } catch (const Error& err) {
+    EXPECT_STREQ(err.what(), "g.json: nodes[0] (\"t\").params.offset: TimeShift's parameters choose the frame its "
+                             "inputs are cooked at; they cannot be animated");
+  }
+}
+
 }  // namespace
 }  // namespace eddy

@@ -80,6 +80,9 @@ struct NodeSpec {
   // Inputs are cooked only when the node asks for them (a file cache that
   // finds its file on disk never cooks upstream).
   bool lazy_inputs = false;
+  // The frame the node's inputs are cooked at when it cooks `frame`, its
+  // parameters given (TimeShift); null: the same frame.
+  std::function<int(const ParamSet&, int frame)> input_frame;
   std::function<std::unique_ptr<Node>()> factory;
   // Optional checks that need several parameters or the frame range; throws
   // eddy::Error naming ctx.where. Runs at load time, before anything cooks.
