@@ -2,7 +2,8 @@
 // MergePoints appends particle sets, FilterPoints keeps (or removes) the
 // particles whose integer attribute has a given value (one material of an
 // MPM simulation, one emitter's particles), Transform moves, turns and
-// scales particles and meshes, TimeShift passes them on from another frame.
+// scales particles and meshes, TimeShift passes them on from another frame,
+// Switch passes on one of several.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -117,9 +118,34 @@ class TimeShiftNode final : public Node {
   }
 };
 
+// The input-th link of each socket (the last when there are fewer).
+class SwitchNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const int64_t k = ctx.param_int("input");
+    for (const char* socket : {"points", "mesh"}) {
+      const std::size_t n = ctx.input_count(socket);
+      if (n) ctx.set_output(socket, ctx.input_value(socket, std::size_t(std::min<int64_t>(k, int64_t(n) - 1))));
+      else if (std::string(socket) == "points") ctx.output(socket, Points{});
+      else ctx.output(socket, Mesh{});
+    }
+  }
+};
+
 }  // namespace
 
 void register_points(Registry& r) {
+  {
+    NodeSpec s("Switch", "Points",
+               "Passes on one of its inputs, chosen by `input` (0: the first link; past the last: the last), for "
+               "particles and meshes alike (Houdini's Switch); `input` can be animated to cut between takes.");
+    s.input("points", "points", "Particle sets to choose from (any number).", true, true)
+        .input("mesh", "mesh", "Meshes to choose from (any number).", true, true)
+        .output("points", "points", "The chosen particles (empty when none are linked).")
+        .output("mesh", "mesh", "The chosen mesh (empty when none is linked).")
+        .param_int("input", 0, 0, 1000000, "", "Which link to pass on, from 0.");
+    r.add(std::move(s.make<SwitchNode>()));
+  }
   {
     NodeSpec s("TimeShift", "Points",
                "Passes on its inputs as they are at another frame (Houdini's Time Shift): offset: frame + offset; "

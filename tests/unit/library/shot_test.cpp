@@ -318,5 +318,19 @@ TEST(TimeShift, PassesOnTheSolversFrame) {
   }
 }
 
+// Switch passes on the chosen link, cutting on an animated choice.
+TEST(Switch, PassesOnTheChosenInput) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 8], "fps": 24,
+    "nodes": [{"id": "a", "type": "FluidBox", "params": {"center": [0, 1, 0], "size": [0.1, 0.1, 0.1]}},
+      {"id": "b", "type": "FluidBox", "params": {"center": [5, 1, 0], "size": [0.1, 0.1, 0.1]}},
+      {"id": "cut", "type": "Switch", "params": {"input": {"keys": [[1, 0], [4, 1]], "interpolation": "constant"}}}],
+    "links": [{"from": "a.particles", "to": "cut.points"}, {"from": "b.particles", "to": "cut.points"}]})",
+                              test::builtin_registry(), "test");
+  CookEngine e(test::builtin_registry(), g);
+  EXPECT_EQ(e.cook("cut", 3)->at("points").as<Points>(), e.cook("a", 3)->at("particles").as<Points>());
+  EXPECT_EQ(e.cook("cut", 4)->at("points").as<Points>(), e.cook("b", 4)->at("particles").as<Points>());
+  EXPECT_EQ(e.cook("cut", 4)->at("mesh").as<Mesh>()->face_count(), 0u);
+}
+
 }  // namespace
 }  // namespace eddy
