@@ -34,6 +34,8 @@ class MpmNode final : public SolverNode<MpmSolver> {
     return make_on_device(ctx, read_params(ctx), make_mpm_solver_cpu, gpu::make_mpm_solver_cuda);
   }
 
+  void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
+
   void load(CookContext& ctx, const Points& from) override {
     const std::string& mat = ctx.param_string("material");
     const bool use_attr = mat == "from_attribute";
@@ -188,6 +190,7 @@ void register_mpm(Registry& r) {
         .param_bool("store_state", true,
                     "Write F, C and Jp on the output particles, so the solver resumes exactly from a cached frame; "
                     "off: lighter output, and a resume restarts elastic materials from rest.");
+    s.steps_animations = true;
     r.add(std::move(s.make<MpmNode>()));
   }
   {

@@ -125,6 +125,33 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
         MpmGridTotalsOp{});
   }
 
+  // Animated parameters: the constants and wave speeds follow (at the loaded
+  // radius and materials), the particles and their deformation stay.
+  void retune(const MpmParams& p) override {
+    validate(p);
+    if (p.transfer != params_.transfer)
+      throw Error("MPM: the transfer cannot change while the solver runs (it is not animatable)");
+    params_ = p;
+    if (radius_ > 0.0f) {
+      c_ = mpm_constants(params_, radius_);
+      wave_speeds();
+    }
+  }
+
+  // The wave speed of the materials present (the step's bound), and snow's.
+  void wave_speeds() {
+    wave_speed_ = 0.0f;
+    for (int m = 0; m < kMpmMaterialCount; ++m) {
+      if (!present_[m]) continue;
+      const MpmMaterialParams& mp = params_.materials[m];
+      const float stiff = m == int(MpmMaterial::Water) ? mp.bulk_modulus : c_.lambda[m] + 2.0f * c_.mu[m];
+      wave_speed_ = std::max(wave_speed_, std::sqrt(stiff / mp.density));
+    }
+    snow_ = present_[int(MpmMaterial::Snow)];
+    water_ = present_[int(MpmMaterial::Water)];
+    snow_wave_ = snow_ ? std::sqrt((c_.lambda[2] + 2.0f * c_.mu[2]) / params_.materials[2].density) : 0.0f;
+  }
+
   void load(const Points& in, MpmMaterial default_material) override {
     if (!(in.radius > 0.0f)) throw Error("MPM: particles have no radius (points.radius must be > 0)");
     if (in.size() > 0x7ffffff0u) throw Error("MPM: too many particles for 32-bit indices");
@@ -171,19 +198,9 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
       std::copy(pts.get_float("Jp"), pts.get_float("Jp") + n_, jp.begin());
     for (const char* name : {"material", "J", "Jp", "F0", "F1", "F2", "C0", "C1", "C2"}) pts.remove(name);
 
-    // The wave speed of the materials present.
-    bool present[kMpmMaterialCount] = {};
-    for (int32_t m : mat) present[m] = true;
-    wave_speed_ = 0.0f;
-    for (int m = 0; m < kMpmMaterialCount; ++m) {
-      if (!present[m]) continue;
-      const MpmMaterialParams& mp = params_.materials[m];
-      const float stiff = m == int(MpmMaterial::Water) ? mp.bulk_modulus : c_.lambda[m] + 2.0f * c_.mu[m];
-      wave_speed_ = std::max(wave_speed_, std::sqrt(stiff / mp.density));
-    }
-    snow_ = present[int(MpmMaterial::Snow)];
-    water_ = present[int(MpmMaterial::Water)];
-    snow_wave_ = snow_ ? std::sqrt((c_.lambda[2] + 2.0f * c_.mu[2]) / params_.materials[2].density) : 0.0f;
+    for (bool& p : present_) p = false;
+    for (int32_t m : mat) present_[m] = true;
+    wave_speeds();
 
     ex_.upload(x_, pts.P(), n_);
     ex_.upload(v_, pts.v(), n_);
@@ -530,6 +547,7 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
   std::size_t dropped_ = 0;
   float wave_speed_ = 0, snow_wave_ = 0, hardening_max_ = 1;
   bool snow_ = false, water_ = false;
+  bool present_[kMpmMaterialCount] = {};  // materials among the loaded particles
   uint64_t steps_ = 0;
   // Particles.
   Vec<Vec3f> x_, v_, tmp3_;
