@@ -40,6 +40,11 @@ void validate(const RigidParams& p) { rigid_param_table().check(p); }
 
 RigidSolver::RigidSolver(const RigidParams& p) : Solver(p) { validate(p); }
 
+void RigidSolver::retune(const RigidParams& p) {
+  validate(p);
+  params_ = p;
+}
+
 void RigidSolver::load(const Bodies& bodies) {
   bodies_ = bodies;
   force_.clear();

@@ -142,11 +142,15 @@ class RigidBodyNode final : public Node {
 };
 
 class RigidSolverNode final : public SolverNode<RigidSolver, Bodies> {
-  std::unique_ptr<RigidSolver> make_solver(const CookContext& ctx) override {
+  static RigidParams read_params(const CookContext& ctx) {
     RigidParams p;
     read_table_params(ctx, rigid_param_table(), p);
-    return std::make_unique<RigidSolver>(p);
+    return p;
   }
+  std::unique_ptr<RigidSolver> make_solver(const CookContext& ctx) override {
+    return std::make_unique<RigidSolver>(read_params(ctx));
+  }
+  void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
 
   void advance(CookContext& ctx, double t0, double frame_dt) override {
     const RigidFrameStats st = rigid_advance_frame(*solver_, t0, frame_dt, ctx.frame(), [&](int s, int n) {
@@ -233,6 +237,7 @@ void register_rigid(Registry& r) {
                "it outputs the input bodies; frame f continues from frame f - 1. Reports per frame the steps, "
                "contacts, solver iterations and the deepest penetration.");
     s.stateful = true;
+    s.steps_animations = true;
     s.input("bodies", "bodies", "The bodies (read at the start frame; any number of links).", false, true)
         .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
         .input("forces", "forces", "Force fields (ForceField; any number), acting at each body's centre of mass.",

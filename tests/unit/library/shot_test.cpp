@@ -82,6 +82,20 @@ TEST(AnimatedParams, ASolverTakesAnimatedParametersAtEveryStep) {
   }
 }
 
+// The rigid solver too: a crate falling freely under the same ramp, in
+// steps of 1/480 s: -240 h^2 (0 + ... + 39) after two frames.
+TEST(AnimatedParams, TheRigidSolverTakesThemAtEveryStep) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 3], "fps": 24,
+    "nodes": [{"id": "crate", "type": "RigidBody", "params": {"size": [0.2, 0.2, 0.2], "position": [0, 1, 0]}},
+      {"id": "sim", "type": "RigidBodySolver", "params": {"time_step": 0.0020833333333333333,
+        "gravity": [0, {"expr": "-240 * $T"}, 0]}}],
+    "links": [{"from": "crate.bodies", "to": "sim.bodies"}]})",
+                              test::builtin_registry(), "test");
+  CookEngine e(test::builtin_registry(), g);
+  const double h = 1.0 / 480;
+  EXPECT_NEAR(e.cook("sim", 3)->at("bodies").as<Bodies>()->v[0].y(), -240.0 * h * h * 780.0, 1e-6);
+}
+
 // Transform: a block turned a quarter about y, scaled and moved by an
 // expression; a box mesh scaled keeps its faces outward, mirrored too.
 TEST(AnimatedParams, TransformMovesTurnsAndScalesPointsAndMeshes) {

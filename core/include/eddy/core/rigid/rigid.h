@@ -63,6 +63,8 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   void set_colliders(const std::vector<Collider>& colliders) override { colliders_ = colliders; }
   // Fields act on each body at its centre of mass, with its velocity there.
   void set_force_fields(const std::vector<ForceField>& fields) override { fields_ = fields; }
+  // Animated parameters: every step reads its parameters afresh.
+  void retune(const RigidParams& p) override;
   // Forces (N, world) and torques (N m, about each centre of mass, world
   // axes) on the bodies over the following steps, besides gravity and
   // contact (a liquid's push in a coupled step); empty vectors: none.
