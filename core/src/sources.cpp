@@ -58,8 +58,8 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   EmitStats st;
   if (frame < s.start || frame > s.end) return st;
   if (!(pts.radius > 0)) throw Error("source: the particles have no radius");
-  if (s.shape.type != ShapeType::Box && s.shape.type != ShapeType::Sphere)
-    throw Error("source: the shape must be a box or a sphere");
+  if (s.shape.type != ShapeType::Box && s.shape.type != ShapeType::Sphere && s.shape.type != ShapeType::Grid)
+    throw Error("source: the shape must be a box, a sphere or a sampled mesh");
   const float spacing = 2.0f * pts.radius;
   const float t = float((frame - first) / fps);
   std::size_t want = std::size_t(-1);
@@ -71,11 +71,44 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   // filled as FluidBox fills it), those a radius or more inside the shape
   // taken, then jittered.
   const ColliderPose pose = collider_pose(s.shape, t);
-  const Vec3f half = s.shape.type == ShapeType::Box ? s.shape.size : vec3(s.shape.size.x);
+  // The shape's bounds in its own frame.
+  Vec3f lo = -s.shape.size, hi = s.shape.size;
+  if (s.shape.type == ShapeType::Sphere) lo = vec3(-s.shape.size.x), hi = vec3(s.shape.size.x);
+  if (s.shape.type == ShapeType::Grid) {
+    lo = s.shape.grid_origin;
+    hi = lo + vec3(float(s.shape.grid_dims[0] - 1), float(s.shape.grid_dims[1] - 1), float(s.shape.grid_dims[2] - 1)) *
+                  s.shape.grid_dx;
+  }
+  const Vec3f half = (hi - lo) * 0.5f, mid = (hi + lo) * 0.5f;
   auto sites_across = [&](float h) { return std::max(1L, long(std::floor(2.0f * h / spacing + 1e-4f))); };
   const long nx = sites_across(half.x), ny = sites_across(half.y), nz = sites_across(half.z);
   if (double(nx) * double(ny) * double(nz) > 5.0e7)
     throw Error("source: its shape holds more than 50 million particle sites; use a larger particle radius");
+  // Site (i, j, k) of the lattice, i in [-1, nx] (one beyond each end, for
+  // a shifted phase), in the shape's frame.
+  auto local_site = [&](long i, long j, long k, Vec3f phase) {
+    return mid + (vec3(float(i) - 0.5f * float(nx - 1), float(j) - 0.5f * float(ny - 1), float(k) - 0.5f * float(nz - 1)) +
+                  phase) *
+                     spacing;
+  };
+  auto inside = [&](Vec3f q) {
+    return collider_sdf(s.shape, pose.rotation * q + pose.center, t).distance <= -pts.radius * (1.0f - 1e-4f);
+  };
+  // A box or a sphere is filled by the centred lattice; a mesh by the one of
+  // the eight half-spacing shifts that holds the most sites (the centred one
+  // can leave a whole layer out at its faces).
+  Vec3f phase = vec3(0.0f);
+  if (s.shape.type == ShapeType::Grid) {
+    long best = -1;
+    for (int c = 0; c < 8; ++c) {
+      const Vec3f ph = vec3(c & 1 ? 0.5f : 0.0f, c & 2 ? 0.5f : 0.0f, c & 4 ? 0.5f : 0.0f);
+      long count = 0;
+      for (long k = -1; k <= nz; ++k)
+        for (long j = -1; j <= ny; ++j)
+          for (long i = -1; i <= nx; ++i) count += inside(local_site(i, j, k, ph));
+      if (count > best) best = count, phase = ph;
+    }
+  }
   const Occupancy existing(pts.P(), pts.size(), spacing);
   struct Site {
     Vec3f p;
@@ -84,14 +117,12 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   std::vector<Site> sites;
   const uint64_t salt = splitmix(uint64_t(s.seed) << 32 | uint32_t(frame));
   uint64_t index = 0;
-  for (long k = 0; k < nz; ++k)
-    for (long j = 0; j < ny; ++j)
-      for (long i = 0; i < nx; ++i, ++index) {
-        const Vec3f q = vec3(float(i) - 0.5f * float(nx - 1), float(j) - 0.5f * float(ny - 1),
-                             float(k) - 0.5f * float(nz - 1)) *
-                        spacing;
+  for (long k = -1; k <= nz; ++k)
+    for (long j = -1; j <= ny; ++j)
+      for (long i = -1; i <= nx; ++i, ++index) {
+        const Vec3f q = local_site(i, j, k, phase);
+        if (!inside(q)) continue;
         const Vec3f site = pose.rotation * q + pose.center;
-        if (collider_sdf(s.shape, site, t).distance > -pts.radius * (1.0f - 1e-4f)) continue;
         const Vec3f p = site + pose.rotation * (vec3(float(hash_uniform(salt, index, 0)), float(hash_uniform(salt, index, 1)),
                                                      float(hash_uniform(salt, index, 2))) *
                                                 (2.0f * s.jitter * spacing));

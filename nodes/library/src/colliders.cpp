@@ -111,40 +111,48 @@ class MergeNode final : public Node {
   }
 };
 
+}  // namespace
+
+std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, const Mesh& mesh, double dx,
+                                                            Collider& c) {
+  if (mesh.face_count() == 0) throw Error("input 'mesh' has no faces");
+  const MeshStats st = measure_mesh(mesh);
+  if (st.boundary_edges > 0)
+    throw Error("input 'mesh' is not closed (" + std::to_string(st.boundary_edges) +
+                " edges belong to one face only), so it has no inside");
+  Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
+  for (const auto& p : mesh.points) {
+    lo = vmin(lo, p);
+    hi = vmax(hi, p);
+  }
+  if (dx <= 0) dx = max_component(hi - lo) / 64.0;
+  // A margin of a few voxels keeps the sampled box's own edge away from the surface.
+  SampledSdf sdf = mesh_to_sdf(mesh, dx, 4.0 * dx);
+  c.type = ShapeType::Grid;
+  c.grid_dims[0] = sdf.dims[0];
+  c.grid_dims[1] = sdf.dims[1];
+  c.grid_dims[2] = sdf.dims[2];
+  c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
+  c.grid_dx = sdf.dx;
+  auto values = std::make_shared<const std::vector<float>>(std::move(sdf.values));
+  c.grid = values->data();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu faces sampled on %d x %d x %d nodes at %.4g m", mesh.face_count(),
+                c.grid_dims[0], c.grid_dims[1], c.grid_dims[2], dx);
+  ctx.info(buf);
+  return values;
+}
+
+namespace {
+
 // A closed mesh as a sampled signed distance, placed like the other shapes.
 class MeshColliderNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
-    const auto mesh = ctx.input<Mesh>("mesh");
-    if (mesh->face_count() == 0) throw Error("input 'mesh' has no faces");
-    const MeshStats st = measure_mesh(*mesh);
-    if (st.boundary_edges > 0)
-      throw Error("input 'mesh' is not closed (" + std::to_string(st.boundary_edges) +
-                  " edges belong to one face only), so it has no inside");
-    Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
-    for (const auto& p : mesh->points) {
-      lo = vmin(lo, p);
-      hi = vmax(hi, p);
-    }
-    double dx = ctx.param_float("voxelSize");
-    if (dx <= 0) dx = max_component(hi - lo) / 64.0;
-    // A margin of a few voxels keeps the sampled box's own edge away from the surface.
-    SampledSdf sdf = mesh_to_sdf(*mesh, dx, 4.0 * dx);
     Collider c = common(ctx, ShapeType::Grid, "center");
-    c.grid_dims[0] = sdf.dims[0];
-    c.grid_dims[1] = sdf.dims[1];
-    c.grid_dims[2] = sdf.dims[2];
-    c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
-    c.grid_dx = sdf.dx;
-    auto values = std::make_shared<const std::vector<float>>(std::move(sdf.values));
-    c.grid = values->data();
     Colliders out;
+    out.grids.push_back(sample_mesh_shape(ctx, *ctx.input<Mesh>("mesh"), ctx.param_float("voxelSize"), c));
     out.shapes.push_back(c);
-    out.grids.push_back(values);
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%zu faces sampled on %d x %d x %d nodes at %.4g m", mesh->face_count(),
-                  c.grid_dims[0], c.grid_dims[1], c.grid_dims[2], dx);
-    ctx.info(buf);
     ctx.output("colliders", std::move(out));
   }
 };

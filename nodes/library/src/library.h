@@ -95,6 +95,12 @@ std::shared_ptr<const Points> solver_start(const CookContext& ctx);
 // at the start of the frame about to be stepped (frame - 1), with a line
 // for the frame's report; false when neither input is linked.
 bool apply_sources(const CookContext& ctx, Points& pts);
+// A closed mesh as a sampled signed distance (voxel dx, 0: 1/64 of its
+// largest extent) in c (made a Grid shape, its placement kept); returns the
+// samples c points into, and reports the sampling on ctx. Throws for a mesh
+// without faces or not closed.
+std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, const Mesh& mesh, double dx,
+                                                            Collider& c);
 // Every collider linked into the `colliders` input.
 std::vector<Collider> input_colliders(const CookContext& ctx);
 // Every force field linked into the `forces` input (none when the node has no such input).

@@ -25,6 +25,8 @@ Collider shape_of(const CookContext& ctx) {
   } else if (shape == "sphere") {
     c.type = ShapeType::Sphere;
     c.size = vec3(float(ctx.param_float("radius")));
+  } else if (shape == "mesh") {
+    c.type = ShapeType::Grid;  // sampled by the caller
   } else {
     c.type = ShapeType::Plane;
     const Vec3f n = ctx.param_vec3f("normal");
@@ -39,6 +41,11 @@ class FluidSourceNode final : public Node {
   void cook(CookContext& ctx) override {
     FluidSource s;
     s.shape = shape_of(ctx);
+    Sources out;
+    if (s.shape.type == ShapeType::Grid) {
+      if (ctx.input_count("mesh") == 0) throw Error(ctx.where() + ": shape 'mesh' needs a closed mesh linked into 'mesh'");
+      out.grids.push_back(sample_mesh_shape(ctx, *ctx.input<Mesh>("mesh"), ctx.param_float("voxel_size"), s.shape));
+    }
     s.fill = ctx.param_string("mode") == "fill";
     s.flow_rate = ctx.param_float("flow_rate");
     s.velocity = ctx.param_vec3f("velocity");
@@ -48,7 +55,6 @@ class FluidSourceNode final : public Node {
     s.seed = uint32_t(ctx.param_int("seed"));
     if (s.end < s.start)
       throw Error(ctx.where() + ": end " + std::to_string(s.end) + " is before start " + std::to_string(s.start));
-    Sources out;
     out.list.push_back(s);
     out.particle_radius = float(ctx.param_float("particle_radius"));
     ctx.output("sources", std::move(out));
@@ -134,13 +140,17 @@ bool apply_sources(const CookContext& ctx, Points& pts) {
 void register_sources(Registry& r) {
   NodeSpec s("FluidSource", "Sources",
              "Adds liquid over time, at the start of each frame of a solver it is linked into (`sources`): particles "
-             "on a lattice of spacing 2 particle_radius (jittered) inside a box or sphere, at sites no particle is "
+             "on a lattice of spacing 2 particle_radius (jittered) inside a box, a sphere or a closed mesh, at sites no "
+             "particle is "
              "nearer to than 0.9 spacings, moving at `velocity`. rate: flow_rate m^3/s leaves it ((2r)^3 per "
              "particle), the sites farthest upstream first, as from a nozzle (a source at least velocity / fps "
              "thick along its velocity makes an unbroken stream); fill: every free site, every frame. Active from "
              "`start` to `end` (frames).");
-  s.output("sources", "sources", "The source, for a solver's `sources` input.");
-  placed_shape(s, {"box", "sphere"}, "The source's shape.")
+  s.input("mesh", "mesh", "A closed mesh, for shape 'mesh' (its own coordinates, moved by `center`).", true)
+      .output("sources", "sources", "The source, for a solver's `sources` input.");
+  placed_shape(s, {"box", "sphere", "mesh"}, "The source's shape.")
+      .param_float("voxel_size", 0.0, 0.0, {}, "m",
+                   "mesh: the spacing its inside is sampled at (0: 1/64 of its largest extent).")
       .param_enum("mode", {"rate", "fill"}, "rate", "rate: emit flow_rate; fill: refill the shape where it is empty.")
       .param_float("flow_rate", 0.02, 0.0, 1.0e6, "m^3/s", "Volume emitted per second (rate).")
       .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Velocity of the particles made.")

@@ -223,6 +223,32 @@ TEST(Sources, ATapPoursItsFlowRateIntoEachSolver) {
   }
 }
 
+// A closed mesh as the source's shape: a 0.21 m cube fills with the
+// 10 x 10 x 10 particles of spacing 2 cm it holds, moved by `center`.
+TEST(Sources, AMeshShapedSourceFillsTheMesh) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 3], "fps": 24,
+    "nodes": [{"id": "cube", "type": "RigidBody", "params": {"size": [0.21, 0.21, 0.21], "position": [0, 0, 0]}},
+      {"id": "shape", "type": "BodiesToMesh"},
+      {"id": "tap", "type": "FluidSource", "params": {"shape": "mesh", "mode": "fill", "center": [0, 5, 0],
+        "particle_radius": 0.01, "jitter": 0}},
+      {"id": "sim", "type": "PBFSolver", "params": {"gravity": [0, 0, 0]}}],
+    "links": [{"from": "cube.bodies", "to": "shape.bodies"}, {"from": "shape.mesh", "to": "tap.mesh"},
+              {"from": "tap.sources", "to": "sim.sources"}]})",
+                              test::builtin_registry(), "test");
+  CookEngine e(test::builtin_registry(), g);
+  const auto p = poured(e, 2);
+  ASSERT_EQ(p->size(), 1000u);
+  // Each a radius or more inside the cube (its sampled distance, to a
+  // tenth of a millimetre), all of them around its centre.
+  Vec3f c = vec3(0.0f);
+  for (std::size_t i = 0; i < p->size(); ++i) {
+    const Vec3f q = p->P()[i] - vec3(0.0f, 5.0f, 0.0f);
+    EXPECT_LE(max_component(vec3(std::fabs(q.x), std::fabs(q.y), std::fabs(q.z))), 0.105f - 0.01f + 1e-4f) << i;
+    c += q;
+  }
+  EXPECT_LT(length(c / float(p->size())), 0.005f);
+}
+
 // A drain below 0.3 m: what reaches it is taken, so the liquid holds what
 // the tap gave less what the drain took, all of it above the drain.
 TEST(Sources, AKillVolumeTakesWhatReachesIt) {

@@ -22,7 +22,7 @@
 namespace eddy {
 
 struct FluidSource {
-  Collider shape;            // Box or Sphere (solid), placed at t = 0 and moving as colliders do
+  Collider shape;            // Box, Sphere or Grid (a sampled closed mesh), solid; placed at t = 0 and moving as colliders do
   bool fill = false;         // false: rate
   double flow_rate = 0.0;    // m^3/s (rate)
   Vec3f velocity = vec3(0.0f);  // m/s, of the particles made

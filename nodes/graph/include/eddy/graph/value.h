@@ -28,6 +28,7 @@ struct Colliders {
 struct Sources {
   std::vector<FluidSource> list;
   float particle_radius = 0;  // m, of the particles they make
+  std::vector<std::shared_ptr<const std::vector<float>>> grids;  // what mesh-shaped sources' Grid shapes point into
 };
 struct Sinks {
   std::vector<Collider> shapes;
