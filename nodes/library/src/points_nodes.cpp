@@ -96,6 +96,26 @@ class TransformNode final : public Node {
   }
 };
 
+// Passes on link min(k, count - 1) of each of the points and mesh inputs
+// (an empty value where none is linked): Switch and TimeShift.
+void pass_on(CookContext& ctx, int64_t k) {
+  for (const char* socket : {"points", "mesh"}) {
+    const std::size_t n = ctx.input_count(socket);
+    if (n) ctx.set_output(socket, ctx.input_value(socket, std::size_t(std::min<int64_t>(k, int64_t(n) - 1))));
+    else if (std::string(socket) == "points") ctx.output(socket, Points{});
+    else ctx.output(socket, Mesh{});
+  }
+}
+
+// The points and mesh inputs (optional; `multi`: any number of links) and
+// outputs of the nodes that take both; `what` completes their docs.
+NodeSpec& points_and_mesh(NodeSpec& s, bool multi, const std::string& what) {
+  return s.input("points", "points", "Particles " + what + " (optional).", true, multi)
+      .input("mesh", "mesh", "Meshes " + what + " (optional).", true, multi)
+      .output("points", "points", "The particles (empty when none are linked).")
+      .output("mesh", "mesh", "The mesh (empty when none is linked).");
+}
+
 // The frame a TimeShift reads its inputs at, for `frame`.
 int shifted_frame(const ParamSet& p, int frame) {
   if (std::get<std::string>(p.at("mode")) == "hold") return int(std::get<int64_t>(p.at("frame")));
@@ -107,29 +127,13 @@ int shifted_frame(const ParamSet& p, int frame) {
 // it passes them on.
 class TimeShiftNode final : public Node {
  public:
-  void cook(CookContext& ctx) override {
-    for (const char* socket : {"points", "mesh"}) {
-      const auto* in = ctx.spec().find_input(socket);
-      EDDY_DEMAND(in != nullptr);
-      if (ctx.input_count(socket)) ctx.set_output(socket, ctx.input_value(socket));
-      else if (std::string(socket) == "points") ctx.output(socket, Points{});
-      else ctx.output(socket, Mesh{});
-    }
-  }
+  void cook(CookContext& ctx) override { pass_on(ctx, 0); }
 };
 
 // The input-th link of each socket (the last when there are fewer).
 class SwitchNode final : public Node {
  public:
-  void cook(CookContext& ctx) override {
-    const int64_t k = ctx.param_int("input");
-    for (const char* socket : {"points", "mesh"}) {
-      const std::size_t n = ctx.input_count(socket);
-      if (n) ctx.set_output(socket, ctx.input_value(socket, std::size_t(std::min<int64_t>(k, int64_t(n) - 1))));
-      else if (std::string(socket) == "points") ctx.output(socket, Points{});
-      else ctx.output(socket, Mesh{});
-    }
-  }
+  void cook(CookContext& ctx) override { pass_on(ctx, ctx.param_int("input")); }
 };
 
 }  // namespace
@@ -139,11 +143,7 @@ void register_points(Registry& r) {
     NodeSpec s("Switch", "Points",
                "Passes on one of its inputs, chosen by `input` (0: the first link; past the last: the last), for "
                "particles and meshes alike (Houdini's Switch); `input` can be animated to cut between takes.");
-    s.input("points", "points", "Particle sets to choose from (any number).", true, true)
-        .input("mesh", "mesh", "Meshes to choose from (any number).", true, true)
-        .output("points", "points", "The chosen particles (empty when none are linked).")
-        .output("mesh", "mesh", "The chosen mesh (empty when none is linked).")
-        .param_int("input", 0, 0, 1000000, "", "Which link to pass on, from 0.");
+    points_and_mesh(s, true, "to choose from").param_int("input", 0, 0, 1000000, "", "Which link to pass on, from 0.");
     r.add(std::move(s.make<SwitchNode>()));
   }
   {
@@ -151,10 +151,7 @@ void register_points(Registry& r) {
                "Passes on its inputs as they are at another frame (Houdini's Time Shift): offset: frame + offset; "
                "hold: always `frame` (a still of a simulation, a frozen splash). A solver upstream is cooked up "
                "to that frame.");
-    s.input("points", "points", "Particles (optional).", true)
-        .input("mesh", "mesh", "A mesh (optional).", true)
-        .output("points", "points", "The particles at the shifted frame (empty when none are linked).")
-        .output("mesh", "mesh", "The mesh at the shifted frame (empty when none is linked).")
+    points_and_mesh(s, false, "to pass on from the shifted frame")
         .param_enum("mode", {"offset", "hold"}, "offset", "offset: frame + offset; hold: always `frame`.")
         .param_int("offset", -1, -1000000, 1000000, "frames", "offset: frames to shift by (negative: earlier).")
         .param_int("frame", 1, -1000000000, 1000000000, "", "hold: the frame held.");
@@ -167,10 +164,7 @@ void register_points(Registry& r) {
                "+ translate, R from Euler angles in degrees (X, then Y, then Z), S = scale x uniform_scale. "
                "Particle velocities turn and stretch with them and their radius scales with the volume's cube "
                "root; mesh normals follow (a mirroring scale flips the faces). Each parameter can be animated.");
-    s.input("points", "points", "Particles to transform (optional).", true)
-        .input("mesh", "mesh", "A mesh to transform (optional).", true)
-        .output("points", "points", "The particles transformed (empty when none are linked).")
-        .output("mesh", "mesh", "The mesh transformed (empty when none is linked).")
+    points_and_mesh(s, false, "to transform")
         .param_vec3("translate", {0, 0, 0}, {}, {}, "m", "Translation, applied last.")
         .param_vec3("rotate", {0, 0, 0}, {}, {}, "degrees", "Euler angles about X, then Y, then Z.")
         .param_vec3("scale", {1, 1, 1}, {}, {}, "", "Scale along each axis (nonzero).")
