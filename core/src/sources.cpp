@@ -6,6 +6,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/random.h"
+#include "eddy/core/reduce_ops.h"
 
 namespace eddy {
 
@@ -109,7 +110,22 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
       if (count > best) best = count, phase = ph;
     }
   }
-  const Occupancy existing(pts.P(), pts.size(), spacing);
+  // The particles that can be near a site: within a spacing of the shape's world bounds.
+  Bounds3 near = empty_bounds();
+  for (int c = 0; c < 8; ++c) {
+    const Vec3f q = vec3(c & 1 ? hi.x : lo.x, c & 2 ? hi.y : lo.y, c & 4 ? hi.z : lo.z);
+    const Vec3f p = pose.rotation * q + pose.center;
+    near = {vmin(near.lo, p), vmax(near.hi, p)};
+  }
+  near = {near.lo - vec3(2.0f * spacing), near.hi + vec3(2.0f * spacing)};
+  std::vector<Vec3f> around;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const Vec3f p = pts.P()[i];
+    if (p.x >= near.lo.x && p.y >= near.lo.y && p.z >= near.lo.z && p.x <= near.hi.x && p.y <= near.hi.y &&
+        p.z <= near.hi.z)
+      around.push_back(p);
+  }
+  const Occupancy existing(around.data(), around.size(), spacing);
   struct Site {
     Vec3f p;
     float upstream;

@@ -34,51 +34,45 @@ enum : uint8_t { Add, Sub, Mul, Div, Mod, Pow, Lt, Le, Gt, Ge, Eq, Ne, And, Or }
 // Unary operators.
 enum : uint8_t { Neg, Not };
 
+// One table: each function's name, argument count and definition.
 struct Function {
   const char* name;
   int argc;
+  double (*f)(const double* a);
 };
 constexpr Function kFunctions[] = {
-    {"sin", 1},   {"cos", 1},   {"tan", 1},   {"asin", 1},  {"acos", 1},  {"atan", 1},  {"atan2", 2},
-    {"sinh", 1},  {"cosh", 1},  {"tanh", 1},  {"sqrt", 1},  {"exp", 1},   {"log", 1},   {"log10", 1},
-    {"abs", 1},   {"sign", 1},  {"floor", 1}, {"ceil", 1},  {"round", 1}, {"min", 2},   {"max", 2},
-    {"pow", 2},   {"clamp", 3}, {"fit", 5},   {"if", 3},
+    {"sin", 1, [](const double* a) { return std::sin(a[0]); }},
+    {"cos", 1, [](const double* a) { return std::cos(a[0]); }},
+    {"tan", 1, [](const double* a) { return std::tan(a[0]); }},
+    {"asin", 1, [](const double* a) { return std::asin(a[0]); }},
+    {"acos", 1, [](const double* a) { return std::acos(a[0]); }},
+    {"atan", 1, [](const double* a) { return std::atan(a[0]); }},
+    {"atan2", 2, [](const double* a) { return std::atan2(a[0], a[1]); }},
+    {"sinh", 1, [](const double* a) { return std::sinh(a[0]); }},
+    {"cosh", 1, [](const double* a) { return std::cosh(a[0]); }},
+    {"tanh", 1, [](const double* a) { return std::tanh(a[0]); }},
+    {"sqrt", 1, [](const double* a) { return std::sqrt(a[0]); }},
+    {"exp", 1, [](const double* a) { return std::exp(a[0]); }},
+    {"log", 1, [](const double* a) { return std::log(a[0]); }},
+    {"log10", 1, [](const double* a) { return std::log10(a[0]); }},
+    {"abs", 1, [](const double* a) { return std::fabs(a[0]); }},
+    {"sign", 1, [](const double* a) { return double((a[0] > 0) - (a[0] < 0)); }},
+    {"floor", 1, [](const double* a) { return std::floor(a[0]); }},
+    {"ceil", 1, [](const double* a) { return std::ceil(a[0]); }},
+    {"round", 1, [](const double* a) { return std::round(a[0]); }},
+    {"min", 2, [](const double* a) { return std::min(a[0], a[1]); }},
+    {"max", 2, [](const double* a) { return std::max(a[0], a[1]); }},
+    {"pow", 2, [](const double* a) { return std::pow(a[0], a[1]); }},
+    {"clamp", 3, [](const double* a) { return std::min(std::max(a[0], a[1]), a[2]); }},
+    // fit(v, omin, omax, nmin, nmax): v mapped linearly, clamped to the old range (Houdini's fit).
+    {"fit", 5,
+     [](const double* a) {
+       const double lo = std::min(a[1], a[2]), hi = std::max(a[1], a[2]);
+       const double v = std::min(std::max(a[0], lo), hi);
+       return a[2] == a[1] ? a[3] : a[3] + (v - a[1]) / (a[2] - a[1]) * (a[4] - a[3]);
+     }},
+    {"if", 3, [](const double* a) { return a[0] != 0 ? a[1] : a[2]; }},
 };
-
-double call(uint8_t f, const double* a) {
-  switch (f) {
-    case 0: return std::sin(a[0]);
-    case 1: return std::cos(a[0]);
-    case 2: return std::tan(a[0]);
-    case 3: return std::asin(a[0]);
-    case 4: return std::acos(a[0]);
-    case 5: return std::atan(a[0]);
-    case 6: return std::atan2(a[0], a[1]);
-    case 7: return std::sinh(a[0]);
-    case 8: return std::cosh(a[0]);
-    case 9: return std::tanh(a[0]);
-    case 10: return std::sqrt(a[0]);
-    case 11: return std::exp(a[0]);
-    case 12: return std::log(a[0]);
-    case 13: return std::log10(a[0]);
-    case 14: return std::fabs(a[0]);
-    case 15: return double((a[0] > 0) - (a[0] < 0));
-    case 16: return std::floor(a[0]);
-    case 17: return std::ceil(a[0]);
-    case 18: return std::round(a[0]);
-    case 19: return std::min(a[0], a[1]);
-    case 20: return std::max(a[0], a[1]);
-    case 21: return std::pow(a[0], a[1]);
-    case 22: return std::min(std::max(a[0], a[1]), a[2]);
-    case 23: {  // fit(v, omin, omax, nmin, nmax): v mapped linearly, clamped to the old range (Houdini's fit)
-      const double lo = std::min(a[1], a[2]), hi = std::max(a[1], a[2]);
-      const double v = std::min(std::max(a[0], lo), hi);
-      return a[2] == a[1] ? a[3] : a[3] + (v - a[1]) / (a[2] - a[1]) * (a[4] - a[3]);
-    }
-    case 24: return a[0] != 0 ? a[1] : a[2];
-  }
-  return 0;
-}
 
 class Parser {
  public:
@@ -305,7 +299,7 @@ double Expression::eval(const TimeVars& t) const {
       }
       case OpKind::Call:
         n -= op.argc;
-        st[n] = call(op.code, st + n);
+        st[n] = kFunctions[op.code].f(st + n);
         ++n;
         break;
     }

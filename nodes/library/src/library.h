@@ -93,7 +93,8 @@ void read_table_params(const CookContext& c, const ParamTable<P>& t, P& p) {
 std::shared_ptr<const Points> solver_start(const CookContext& ctx);
 // The frame's sources and sinks (sources.cpp): applied to `pts`, the state
 // at the start of the frame about to be stepped (frame - 1), with a line
-// for the frame's report; false when neither input is linked.
+// for the frame's report when either is linked; true when they changed the
+// particles (the solver must load them again).
 bool apply_sources(const CookContext& ctx, Points& pts);
 // A closed mesh as a sampled signed distance (voxel dx, 0: 1/64 of its
 // largest extent) in c (made a Grid shape, its placement kept); returns the
@@ -163,7 +164,8 @@ class SolverNode : public Node {
       if (restart) load(ctx, *from);
       if (ctx.previous()) {
         // Sources and sinks change the particles between frames: the state
-        // goes out, takes them, and is loaded again.
+        // goes out, takes them, and is loaded again (only when they changed
+        // it: a load drops the solver's warm starts).
         if constexpr (requires(Points& p) { SolverState<State>::replenish(ctx, p); }) {
           Points now;
           store(ctx, now);

@@ -134,7 +134,7 @@ bool apply_sources(const CookContext& ctx, Points& pts) {
     line += "; " + std::to_string(total.short_of) + " particles due found no free site (a source is full: "
             "make it larger, or its velocity carry them out faster)";
   ctx.info(line);
-  return true;
+  return removed > 0 || total.emitted > 0;
 }
 
 void register_sources(Registry& r) {
