@@ -1,0 +1,125 @@
+#pragma once
+// The Projective Dynamics solver of soft bodies and cloth (system.h has the
+// method). A step reads like it:
+//
+//   inertia   (x, v) => y = x + h v + h^2 (g + fields)
+//   iterate   local: project every constraint at x (parallel)
+//             global: solve (M/h^2 + G^T W G) x = M/h^2 y + G^T W p
+//             (Cholesky back-substitution, or a Jacobi sweep with
+//             Chebyshev acceleration)
+//   contacts  before the iterations: each node headed within the margin of
+//             a collider is held on its side of the surface's tangent
+//             plane (a constraint of the step, weight contact_weight times
+//             the node's diagonal; its force is the penalty's)
+//   velocity  v = (x - x_t) / h, with Coulomb friction against the
+//             colliders' surface velocity bounded by each contact's normal
+//             impulse, and optional damping; nodes that went through a
+//             surface the contacts missed are put back on it
+//
+// The matrix is factored when the solver loads its state or when the step,
+// the method or the pins' stiffness changes, and numerically again when the
+// set of nodes in contact changes; animated gravity, iterations and
+// damping take no refactorisation.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "eddy/core/param_table.h"
+#include "eddy/core/pd/system.h"
+#include "eddy/core/solver.h"
+
+namespace eddy {
+
+class CpuExecutor;
+
+struct PdParams {
+  Vec3f gravity{0.0f, -9.81f, 0.0f};  // m/s^2
+  float time_step = 1.0f / 240.0f;    // s, the longest step; a frame takes equal steps of at most this
+  int iterations = 10;                // local-global iterations per step
+  PdMethod method = PdMethod::Cholesky;
+  float chebyshev_rho = 0.9f;         // Chebyshev: the Jacobi iteration's estimated spectral radius
+  float relaxation = 0.9f;            // Chebyshev: under-relaxation gamma of each Jacobi sweep
+  float damping = 0.0f;               // 1/s, velocities decay as exp(-damping t) besides implicit Euler's own
+  float collision_margin = 0.002f;    // m, nodes keep this far outside the colliders
+  float pin_stiffness = 1e6f;         // N/m, weight of each pin
+  float contact_weight = 4.0f;        // a contact's weight, in units of its node's diagonal (M/h^2 + stiffness)
+};
+
+const ParamTable<PdParams>& pd_param_table();
+void validate(const PdParams& p);
+
+struct PdStepStats {
+  float dt = 0.0f;
+  int iterations = 0;
+  int contacts = 0;          // nodes in contact with a collider at the step's end
+  double last_change = 0;    // m, largest node move in the last iteration
+  float max_speed = 0.0f;    // m/s
+  uint32_t nonfinite = 0;    // nodes with a non-finite state
+};
+
+struct PdStageTimes {
+  double inertia = 0, local = 0, global = 0, collide = 0, velocity = 0;
+};
+
+class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
+ public:
+  // threads <= 0: every thread the machine has.
+  PdSolver(const PdParams& p, int threads = 0);
+  ~PdSolver() override;
+  const char* backend() const override { return "cpu"; }
+  // Takes the soft bodies as the state; builds the constraints and factors
+  // the matrix.
+  void load(const SoftBodies& s);
+  const SoftBodies& state() const { return s_; }
+  void store(SoftBodies& out) const { out = s_; }
+  void set_colliders(const std::vector<Collider>& colliders) override { colliders_ = colliders; }
+  void set_force_fields(const std::vector<ForceField>& fields) override { fields_ = fields; }
+  void retune(const PdParams& p) override;
+  std::size_t size() const override { return s_.size(); }
+  std::size_t memory_bytes() const override;
+  PdStageTimes stage_times() const override { return times_; }
+  const PdConstraints& constraints() const { return constraints_; }
+  const PdSystem& system() const { return system_; }
+  // Seconds the last factorisation took (0 for Chebyshev's diagonal).
+  double factor_seconds() const { return system_.factor_seconds(); }
+  // Called after each iteration of a step with the iteration's x and the
+  // step's y (tests: monotone decrease, convergence).
+  void set_iteration_probe(std::function<void(int, const PdMatrix& x, const PdMatrix& y)> f) { probe_ = std::move(f); }
+
+ protected:
+  void take_step(float dt, float time, StageClock& clock, PdStepStats& s) override;
+
+ private:
+  void factor(double h);
+  // Contacts for the step, from the nodes' inertial targets y at time t.
+  void find_contacts(float t, double h);
+  // Nodes not held by a contact that ended inside a collider, put back on it.
+  int put_back(PdMatrix& x, float t);
+
+  SoftBodies s_;
+  std::unique_ptr<CpuExecutor> exec_;
+  PdConstraints constraints_;
+  PdSystem system_;
+  std::vector<Collider> colliders_;
+  std::vector<ForceField> fields_;
+  PdMatrix x_, y_, p_, b_, prev_, next_;
+  std::vector<int32_t> in_contact_;  // per node: its contact in system_.contacts(), -1 none
+  std::vector<double> friction_;   // per node: its object's Coulomb coefficient
+  PdStageTimes times_;
+  std::function<void(int, const PdMatrix&, const PdMatrix&)> probe_;
+};
+
+struct PdFrameStats {
+  int steps = 0;
+  int max_contacts = 0;
+  double last_change = 0;  // m, largest over the frame's steps
+  float max_speed = 0.0f;
+};
+
+// Advances one frame of frame_dt seconds from `time` in equal steps of at
+// most time_step. Throws eddy::Error naming `frame` when the state turns
+// non-finite.
+PdFrameStats pd_advance_frame(PdSolver& solver, double time, double frame_dt, int frame,
+                              const std::function<void(int step, int steps)>& progress = {});
+
+}  // namespace eddy

@@ -1,0 +1,453 @@
+// Projective Dynamics: constraints, projections and the local-global
+// solver of one step (system.h).
+#include "eddy/core/pd/system.h"
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCholesky>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "eddy/core/error.h"
+
+// GCC 12 warns of Eigen's fixed-size JacobiSVD members as maybe uninitialised (a false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace eddy {
+
+using Mat32 = Eigen::Matrix<double, 3, 2>;
+
+// ---- projections
+
+namespace {
+
+// Singular values of F (3 x k) with the sign of the determinant on the
+// last one (k = 3), and U, V: F = U diag(s) V^T.
+template <int K>
+void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K>& U,
+                Eigen::Matrix<double, K, 1>& s, Eigen::Matrix<double, K, K>& V) {
+  if constexpr (K == 3) {
+    Eigen::JacobiSVD<Eigen::Matrix3d> svd(F, Eigen::ComputeFullU | Eigen::ComputeFullV);
+    U = svd.matrixU();
+    V = svd.matrixV();
+    s = svd.singularValues();
+    if (U.determinant() * V.determinant() < 0) {
+      U.col(2) = -U.col(2);
+      s(2) = -s(2);
+    }
+  } else {
+    Eigen::JacobiSVD<Eigen::Matrix<double, 3, K>> svd(F, Eigen::ComputeFullU | Eigen::ComputeFullV);
+    U = svd.matrixU().template leftCols<K>();
+    V = svd.matrixV();
+    s = svd.singularValues();
+  }
+}
+
+// Stretches s of product 1 nearest to sigma: s_i = (sigma_i + sqrt(sigma_i^2
+// + 4 l)) / 2 (the Lagrange condition s_i (s_i - sigma_i) = l), l the root
+// of g(l) = sum log s_i(l), increasing in l; safeguarded Newton. Returns
+// false when the root is not on this branch (a stretch beyond twice the
+// others: then a Gauss-Newton walk onto the set is taken instead).
+template <int K>
+bool unit_product(const Eigen::Matrix<double, K, 1>& sigma, Eigen::Matrix<double, K, 1>& s) {
+  auto stretches = [&](double l, double* dg) {
+    double g = 0, d = 0;
+    for (int i = 0; i < K; ++i) {
+      const double r = std::sqrt(std::max(0.0, sigma(i) * sigma(i) + 4 * l));
+      s(i) = 0.5 * (sigma(i) + r);
+      g += std::log(s(i));
+      d += r > 0 ? 1.0 / (r * s(i)) : 1e300;
+    }
+    if (dg) *dg = d;
+    return g;
+  };
+  double a = 0;
+  bool positive = true;
+  for (int i = 0; i < K; ++i) positive = positive && sigma(i) > 0;
+  if (positive) {
+    a = -0.25 * sigma.cwiseAbs2().minCoeff();
+    if (stretches(a, nullptr) > 0) return false;
+  }
+  double b = 1.0;
+  while (stretches(b, nullptr) < 0) b *= 4;
+  double l = positive ? 0.0 : 0.5 * (a + b);
+  for (int it = 0; it < 100; ++it) {
+    double dg;
+    const double g = stretches(l, &dg);
+    if (g > 0) b = l;
+    else a = l;
+    if (std::abs(g) < 1e-15) break;
+    double next = l - g / dg;
+    if (!(next > a && next < b)) next = 0.5 * (a + b);
+    if (std::abs(next - l) <= 1e-16 * std::max(1.0, std::abs(l))) break;
+    l = next;
+  }
+  stretches(l, nullptr);
+  return true;
+}
+
+template <int K>
+void walk_onto_unit_product(Eigen::Matrix<double, K, 1>& s) {
+  for (int it = 0; it < 20; ++it) {
+    const double f = s.prod() - 1;
+    Eigen::Matrix<double, K, 1> g;
+    for (int i = 0; i < K; ++i) g(i) = s.prod() / s(i);
+    s -= f / g.squaredNorm() * g;
+  }
+}
+
+template <int K>
+Eigen::Matrix<double, 3, K> strain_projection(const Eigen::Matrix<double, 3, K>& F, double lo, double hi) {
+  Eigen::Matrix<double, 3, K> U;
+  Eigen::Matrix<double, K, 1> s;
+  Eigen::Matrix<double, K, K> V;
+  signed_svd<K>(F, U, s, V);
+  for (int i = 0; i < K; ++i) s(i) = std::clamp(s(i), lo, hi);
+  return U * s.asDiagonal() * V.transpose();
+}
+
+template <int K>
+Eigen::Matrix<double, 3, K> volume_projection(const Eigen::Matrix<double, 3, K>& F) {
+  Eigen::Matrix<double, 3, K> U;
+  Eigen::Matrix<double, K, 1> sigma, s;
+  Eigen::Matrix<double, K, K> V;
+  signed_svd<K>(F, U, sigma, V);
+  if (!unit_product<K>(sigma, s)) {
+    s = sigma.cwiseMax(1e-3);
+    walk_onto_unit_product<K>(s);
+  }
+  return U * s.asDiagonal() * V.transpose();
+}
+
+}  // namespace
+
+Eigen::Matrix3d project_strain(const Eigen::Matrix3d& F, double lo, double hi) {
+  return strain_projection<3>(F, lo, hi);
+}
+Eigen::Matrix3d project_volume(const Eigen::Matrix3d& F) { return volume_projection<3>(F); }
+Mat32 project_strain_2d(const Mat32& F, double lo, double hi) { return strain_projection<2>(F, lo, hi); }
+Mat32 project_area_2d(const Mat32& F) { return volume_projection<2>(F); }
+
+// ---- constraints
+
+PdConstraint& PdConstraints::begin(PdKind kind, double w) {
+  PdConstraint c;
+  c.kind = kind;
+  c.row = uint32_t(rows());
+  c.weight = w;
+  c_.push_back(c);
+  return c_.back();
+}
+
+void PdConstraints::add_entry(int32_t node, double coef) {
+  node_.push_back(node);
+  coef_.push_back(coef);
+}
+
+void PdConstraints::add_spring(const std::vector<Vec3d>& rest, int32_t i, int32_t j, double k) {
+  PdConstraint& c = begin(PdKind::Spring, k);
+  c.lo = c.hi = (rest[std::size_t(i)] - rest[std::size_t(j)]).norm();
+  add_entry(i, 1.0);
+  add_entry(j, -1.0);
+  end_row();
+}
+
+void PdConstraints::add_pin(int32_t i, const Vec3d& target, double w) {
+  PdConstraint& c = begin(PdKind::Pin, w);
+  c.target = target;
+  add_entry(i, 1.0);
+  end_row();
+}
+
+void PdConstraints::build(const SoftBodies& s, double pin_weight) {
+  c_.clear();
+  row_start_.assign(1, 0);
+  node_.clear();
+  coef_.clear();
+  const std::vector<Vec3d>& X = s.rest;
+  for (const SoftObject& ob : s.objects) {
+    const SoftMaterial& m = ob.material;
+    const double E = m.young_modulus, nu = m.poisson_ratio;
+    const double mu = E / (2 * (1 + nu)), lambda = E * nu / ((1 + nu) * (1 - 2 * nu));
+    for (uint32_t t = ob.tet_begin; t < ob.tet_end; ++t) {
+      const auto& T = s.tets[t];
+      Eigen::Matrix3d Dm;
+      for (int j = 0; j < 3; ++j) Dm.col(j) = X[std::size_t(T[std::size_t(j) + 1])] - X[std::size_t(T[0])];
+      const double V = Dm.determinant() / 6.0;
+      if (!(V > 0)) throw Error(ob.name + ": tetrahedron " + std::to_string(t - ob.tet_begin) + " has no volume at rest");
+      const Eigen::Matrix3d Di = Dm.inverse();
+      // F's column k = sum_j (x_{j+1} - x_0) Di(j, k): one row each.
+      auto rows = [&] {
+        for (int k = 0; k < 3; ++k) {
+          add_entry(T[0], -Di.col(k).sum());
+          for (int j = 0; j < 3; ++j) add_entry(T[std::size_t(j) + 1], Di(j, k));
+          end_row();
+        }
+      };
+      PdConstraint& c = begin(PdKind::TetStrain, 2 * mu * V);
+      c.lo = m.strain_min;
+      c.hi = m.strain_max;
+      rows();
+      if (lambda > 0) {
+        begin(PdKind::TetVolume, 3 * lambda * V);
+        rows();
+      }
+    }
+    if (ob.tri_end > ob.tri_begin) {
+      const double lambda2 = 2 * mu * lambda / (lambda + 2 * mu);
+      std::vector<double> node_area(s.size(), 0.0);
+      // Cotangent Laplacian, accumulated per node pair.
+      std::vector<std::map<int32_t, double>> lap(ob.node_end - ob.node_begin);
+      std::map<std::pair<int32_t, int32_t>, int> edge_faces;
+      for (uint32_t f = ob.tri_begin; f < ob.tri_end; ++f) {
+        const auto& T = s.tris[f];
+        const Vec3d x0 = X[std::size_t(T[0])], e1 = X[std::size_t(T[1])] - x0, e2 = X[std::size_t(T[2])] - x0;
+        // The rest triangle in its own plane: Dm (2x2), F = [x1 - x0, x2 - x0] Dm^-1.
+        const Vec3d b1 = e1.normalized();
+        const Vec3d b2 = (e2 - e2.dot(b1) * b1).normalized();
+        Eigen::Matrix2d Dm;
+        Dm << e1.dot(b1), e2.dot(b1), 0.0, e2.dot(b2);
+        const double A = 0.5 * Dm.determinant();
+        if (!(A > 0)) throw Error(ob.name + ": triangle " + std::to_string(f - ob.tri_begin) + " has no area at rest");
+        const Eigen::Matrix2d Di = Dm.inverse();
+        auto rows = [&] {
+          for (int k = 0; k < 2; ++k) {
+            add_entry(T[0], -Di.col(k).sum());
+            for (int j = 0; j < 2; ++j) add_entry(T[std::size_t(j) + 1], Di(j, k));
+            end_row();
+          }
+        };
+        PdConstraint& c = begin(PdKind::TriStrain, 2 * mu * m.thickness * A);
+        c.lo = m.strain_min;
+        c.hi = m.strain_max;
+        rows();
+        if (lambda2 > 0) {
+          begin(PdKind::TriArea, 2 * lambda2 * m.thickness * A);
+          rows();
+        }
+        for (int a = 0; a < 3; ++a) {
+          const int32_t i = T[std::size_t(a)], j = T[std::size_t(a + 1) % 3], k = T[std::size_t(a + 2) % 3];
+          node_area[std::size_t(i)] += A / 3;
+          const Vec3d u = X[std::size_t(j)] - X[std::size_t(i)], w = X[std::size_t(k)] - X[std::size_t(i)];
+          const double half_cot = 0.5 * u.dot(w) / u.cross(w).norm();  // the angle at i, across edge (j, k)
+          auto& lj = lap[std::size_t(j) - ob.node_begin];
+          auto& lk = lap[std::size_t(k) - ob.node_begin];
+          lj[k] += half_cot;
+          lj[j] -= half_cot;
+          lk[j] += half_cot;
+          lk[k] -= half_cot;
+          ++edge_faces[{std::min(j, k), std::max(j, k)}];
+        }
+      }
+      if (m.bend_stiffness > 0) {
+        std::set<int32_t> boundary;
+        for (const auto& [e, n] : edge_faces)
+          if (n == 1) boundary.insert(e.first), boundary.insert(e.second);
+        for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
+          const auto& row = lap[i - ob.node_begin];
+          if (row.empty() || boundary.count(int32_t(i)) || !(node_area[i] > 0)) continue;
+          PdConstraint& c = begin(PdKind::Bend, m.bend_stiffness / node_area[i]);
+          Vec3d rest = Vec3d::Zero();
+          for (const auto& [j, w] : row) {
+            add_entry(j, w);
+            rest += w * X[std::size_t(j)];
+          }
+          end_row();
+          c.lo = c.hi = rest.norm();
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s.pinned[i]) add_pin(int32_t(i), s.pin_target[i], pin_weight);
+}
+
+Eigen::SparseMatrix<double, Eigen::RowMajor> PdConstraints::matrix(std::size_t nodes) const {
+  std::vector<Eigen::Triplet<double>> t;
+  t.reserve(node_.size());
+  for (std::size_t r = 0; r + 1 < row_start_.size(); ++r)
+    for (uint32_t e = row_start_[r]; e < row_start_[r + 1]; ++e) t.emplace_back(int(r), node_[e], coef_[e]);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> G{Eigen::Index(rows()), Eigen::Index(nodes)};
+  G.setFromTriplets(t.begin(), t.end());
+  return G;
+}
+
+std::vector<double> PdConstraints::row_weights() const {
+  std::vector<double> w(rows(), 0.0);
+  for (std::size_t k = 0; k < c_.size(); ++k) {
+    const uint32_t end = k + 1 < c_.size() ? c_[k + 1].row : uint32_t(rows());
+    for (uint32_t r = c_[k].row; r < end; ++r) w[r] = c_[k].weight;
+  }
+  return w;
+}
+
+Vec3d PdConstraints::apply_row(uint32_t r, const PdMatrix& x) const {
+  Vec3d s = Vec3d::Zero();
+  for (uint32_t e = row_start_[r]; e < row_start_[r + 1]; ++e) s += coef_[e] * x.row(node_[e]).transpose();
+  return s;
+}
+
+void PdConstraints::project(std::size_t k, const PdMatrix& x, PdMatrix& p) const {
+  const PdConstraint& c = c_[k];
+  const uint32_t r = c.row;
+  switch (c.kind) {
+    case PdKind::TetStrain:
+    case PdKind::TetVolume: {
+      Eigen::Matrix3d F;
+      for (int j = 0; j < 3; ++j) F.col(j) = apply_row(r + uint32_t(j), x);
+      const Eigen::Matrix3d P = c.kind == PdKind::TetStrain ? project_strain(F, c.lo, c.hi) : project_volume(F);
+      for (int j = 0; j < 3; ++j) p.row(r + uint32_t(j)) = P.col(j).transpose();
+      break;
+    }
+    case PdKind::TriStrain:
+    case PdKind::TriArea: {
+      Mat32 F;
+      for (int j = 0; j < 2; ++j) F.col(j) = apply_row(r + uint32_t(j), x);
+      const Mat32 P = c.kind == PdKind::TriStrain ? project_strain_2d(F, c.lo, c.hi) : project_area_2d(F);
+      for (int j = 0; j < 2; ++j) p.row(r + uint32_t(j)) = P.col(j).transpose();
+      break;
+    }
+    case PdKind::Bend:
+    case PdKind::Spring: {
+      const Vec3d d = apply_row(r, x);
+      const double len = d.norm();
+      p.row(r) = (len > 1e-300 ? Vec3d(c.lo / len * d) : Vec3d::Zero()).transpose();
+      break;
+    }
+    case PdKind::Pin: p.row(r) = c.target.transpose(); break;
+  }
+}
+
+double PdConstraints::energy(const PdMatrix& x) const {
+  PdMatrix p(Eigen::Index(rows()), 3);
+  double e = 0;
+  for (std::size_t k = 0; k < c_.size(); ++k) {
+    project(k, x, p);
+    const uint32_t end = k + 1 < c_.size() ? c_[k + 1].row : uint32_t(rows());
+    for (uint32_t r = c_[k].row; r < end; ++r) e += 0.5 * c_[k].weight * (apply_row(r, x) - p.row(r).transpose()).squaredNorm();
+  }
+  return e;
+}
+
+// ---- the system
+
+struct PdSystem::Factor {
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
+};
+
+void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, double h, PdMethod method) {
+  const auto t0 = std::chrono::steady_clock::now();
+  c_ = &c;
+  n_ = mass.size();
+  h_ = h;
+  method_ = method;
+  mass_ = mass;
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> G = c.matrix(n_);
+  const std::vector<double> w = c.row_weights();
+  const Eigen::Map<const Eigen::VectorXd> wv(w.data(), Eigen::Index(w.size()));
+  GtW_ = G.transpose() * wv.asDiagonal();
+  Eigen::SparseMatrix<double, Eigen::RowMajor> A = GtW_ * G;
+  Eigen::VectorXd m{Eigen::Index(n_)};
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (!(mass[i] > 0)) throw Error("PdSystem: node " + std::to_string(i) + " has no mass");
+    m(Eigen::Index(i)) = mass[i] / (h * h);
+  }
+  A += Eigen::SparseMatrix<double, Eigen::RowMajor>(m.asDiagonal());
+  A.makeCompressed();
+  A_base_ = A;
+  A_ = A;
+  base_diag_ = A.diagonal();
+  diag_ = base_diag_;
+  contacts_.clear();
+  contact_w_.clear();
+  factor_.reset();
+  refactorisations_ = 0;
+  if (method == PdMethod::Cholesky) {
+    factor_ = std::make_shared<Factor>();
+    factor_->ldlt.analyzePattern(Eigen::SparseMatrix<double>(A_));
+    factor();
+  }
+  factor_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void PdSystem::factor() {
+  if (!factor_) return;
+  factor_->ldlt.factorize(Eigen::SparseMatrix<double>(A_));
+  if (factor_->ldlt.info() != Eigen::Success) throw Error("PdSystem: the global matrix could not be factored");
+}
+
+void PdSystem::set_contacts(std::vector<PdContact> contacts, std::vector<double> w) {
+  bool same = contacts.size() == contacts_.size();
+  for (std::size_t k = 0; same && k < contacts.size(); ++k)
+    same = contacts[k].node == contacts_[k].node && w[k] == contact_w_[k];
+  contacts_ = std::move(contacts);
+  contact_w_ = std::move(w);
+  if (same) return;
+  A_ = A_base_;
+  diag_ = base_diag_;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const auto i = Eigen::Index(contacts_[k].node);
+    A_.coeffRef(i, i) += contact_w_[k];
+    diag_(i) += contact_w_[k];
+  }
+  factor();
+  if (factor_) ++refactorisations_;
+}
+
+Vec3d PdSystem::contact_projection(const PdContact& c, const PdMatrix& x) const {
+  const Vec3d xi = x.row(Eigen::Index(c.node)).transpose();
+  return xi + std::max(0.0, c.offset - c.normal.dot(xi)) * c.normal;
+}
+
+double PdSystem::contact_force(std::size_t k, const PdMatrix& x) const {
+  const Vec3d xi = x.row(Eigen::Index(contacts_[k].node)).transpose();
+  return contact_w_[k] * (contact_projection(contacts_[k], x) - xi).dot(contacts_[k].normal);
+}
+
+std::size_t PdSystem::memory_bytes() const {
+  std::size_t b = std::size_t(A_base_.nonZeros() + A_.nonZeros() + GtW_.nonZeros()) * (sizeof(double) + sizeof(int)) +
+                  n_ * 3 * sizeof(double);
+  if (factor_) b += std::size_t(factor_->ldlt.matrixL().nestedExpression().nonZeros()) * (sizeof(double) + sizeof(int));
+  return b;
+}
+
+double PdSystem::objective(const PdMatrix& x, const PdMatrix& y) const {
+  double inertia = 0;
+  for (std::size_t i = 0; i < n_; ++i) inertia += mass_[i] * (x.row(Eigen::Index(i)) - y.row(Eigen::Index(i))).squaredNorm();
+  double contact = 0;
+  for (std::size_t k = 0; k < contacts_.size(); ++k)
+    contact += 0.5 * contact_w_[k] * (contact_projection(contacts_[k], x) - x.row(Eigen::Index(contacts_[k].node)).transpose()).squaredNorm();
+  return inertia / (2 * h_ * h_) + c_->energy(x) + contact;
+}
+
+void PdSystem::local(const PdMatrix& x, PdMatrix& p, const ForEach& each) const {
+  p.resize(Eigen::Index(c_->rows()), 3);
+  each(uint32_t(c_->size()), [&](uint32_t k) { c_->project(k, x, p); });
+}
+
+void PdSystem::rhs(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x, PdMatrix& b) const {
+  b = GtW_ * p;
+  for (std::size_t i = 0; i < n_; ++i) b.row(Eigen::Index(i)) += mass_[i] / (h_ * h_) * y.row(Eigen::Index(i));
+  for (std::size_t k = 0; k < contacts_.size(); ++k)
+    b.row(Eigen::Index(contacts_[k].node)) += contact_w_[k] * contact_projection(contacts_[k], x).transpose();
+}
+
+void PdSystem::solve(const PdMatrix& b, PdMatrix& x) const {
+  if (!factor_) throw Error("PdSystem: solve() needs the Cholesky method");
+  const Eigen::MatrixX3d bc = b;
+  x = factor_->ldlt.solve(bc);
+}
+
+void PdSystem::jacobi(const PdMatrix& b, const PdMatrix& x_in, PdMatrix& x_out, const ForEach& each) const {
+  x_out.resize(x_in.rows(), 3);
+  each(uint32_t(n_), [&](uint32_t i) {
+    Eigen::RowVector3d s = b.row(i);
+    for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(A_, i); it; ++it)
+      if (it.col() != Eigen::Index(i)) s -= it.value() * x_in.row(it.col());
+    x_out.row(i) = s / diag_(i);
+  });
+}
+
+}  // namespace eddy
