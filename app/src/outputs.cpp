@@ -9,6 +9,7 @@
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
 #include "eddy/graph/bodies_value.h"
+#include "eddy/graph/soft_value.h"
 #include "eddy/graph/util.h"
 #include "eddy/graph/volumes_value.h"
 #include "eddy/surfacing/surfacing.h"
@@ -44,19 +45,30 @@ Value Server::Impl::value_of(const std::string& node, const std::string& output,
   return it->second;
 }
 
+namespace {
+
+// Bodies as their shapes' mesh, soft bodies as their surface, anything else as it is.
+Value as_mesh(const Value& v) {
+  if (v.type() == "bodies") return Value::make(bodies_to_mesh(*v.as<Bodies>()));
+  if (v.type() == "soft") return Value::make(v.as<SoftBodies>()->deformed_surface());
+  return v;
+}
+
+}  // namespace
+
 void Server::Impl::geometry(const httplib::Request& req, httplib::Response& res) {
   const GeometryQuery q = geometry_query(req.params);
   const std::string& node = q.node;
   const std::vector<std::string>& attrs = q.attributes;
   Value v = value_of(node, q.output, q.frame);
-  // Bodies are drawn as their shapes' mesh.
-  if (v.type() == "bodies") v = Value::make(bodies_to_mesh(*v.as<Bodies>()));
+  // Bodies are drawn as their shapes' mesh, soft bodies as their surface.
+  v = as_mesh(v);
   // The value's own arrays are streamed (kept alive by the provider), not copied.
   auto data = std::make_shared<Encoded>();
   if (v.type() == "points") *data = encode_points(*v.as<Points>(), attrs);
   else if (v.type() == "mesh") *data = encode_mesh(*v.as<Mesh>());
   else if (v.type() == "colliders") *data = encode_colliders(v.as<Colliders>()->shapes);
-  else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points, a mesh, colliders or bodies");
+  else throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", not points, a mesh, colliders, bodies or soft bodies");
   res.set_content_provider(
       data->size(), "application/octet-stream",
       [data, v](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
@@ -100,15 +112,13 @@ void Server::Impl::export_files(const httplib::Request& req, httplib::Response& 
     fs::create_directories(p.parent_path());
     if (v.type() == "points" && ext == ".ply") {
       write_ply_points(p.string(), *v.as<Points>(), {});
-    } else if (v.type() == "mesh" && ext != ".vdb") {
-      write_mesh(p.string(), *v.as<Mesh>());
-    } else if (v.type() == "bodies" && ext != ".vdb") {
-      write_mesh(p.string(), bodies_to_mesh(*v.as<Bodies>()));
+    } else if ((v.type() == "mesh" || v.type() == "bodies" || v.type() == "soft") && ext != ".vdb") {
+      write_mesh(p.string(), *as_mesh(v).as<Mesh>());
     } else if (v.type() == "volumes" && ext == ".vdb") {
       write_vdb(p.string(), *v.as<Volumes>());
     } else {
       throw HttpError(415, "node '" + node + "' outputs " + v.type() + ", which cannot be written as " + ext +
-                               " (points: .ply; meshes: .obj, .ply; volumes: .vdb)");
+                               " (points: .ply; meshes, bodies and soft bodies: .obj, .ply; volumes: .vdb)");
     }
     written.push_back(fs::relative(p, out).generic_string());
   }

@@ -14,6 +14,7 @@
 #include "eddy/graph/registry.h"
 #include "eddy/graph/value.h"
 #include "eddy/graph/bodies_value.h"
+#include "eddy/graph/soft_value.h"
 #include "eddy/graph/volumes_value.h"
 
 namespace eddy::library {
@@ -130,6 +131,13 @@ struct SolverState<Points> {
   static constexpr const char* socket = "particles";
   static std::shared_ptr<const Points> start(const CookContext& ctx) { return solver_start(ctx); }
   static bool replenish(const CookContext& ctx, Points& pts) { return apply_sources(ctx, pts); }
+};
+template <>
+struct SolverState<SoftBodies> {
+  static constexpr const char* socket = "soft";
+  // Its own output at frame - 1, or at the start frame every object linked
+  // into the `soft` input (soft_nodes.cpp).
+  static std::shared_ptr<const SoftBodies> start(const CookContext& ctx);
 };
 template <>
 struct SolverState<Bodies> {
@@ -294,6 +302,7 @@ void register_io(Registry& r);
 void register_surfacing(Registry& r);
 void register_files(Registry& r);
 void register_rigid(Registry& r);
+void register_soft(Registry& r);
 void register_sources(Registry& r);
 
 }  // namespace eddy::library

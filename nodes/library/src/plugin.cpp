@@ -16,4 +16,5 @@ extern "C" __attribute__((visibility("default"))) void eddy_register_nodes(eddy:
   eddy::library::register_surfacing(r);
   eddy::library::register_files(r);
   eddy::library::register_rigid(r);
+  eddy::library::register_soft(r);
 }

@@ -1,0 +1,242 @@
+// Soft-body and cloth nodes: Cloth and SoftBody make them from meshes,
+// PDSolver steps them by Projective Dynamics (core/pd), Grid makes the
+// square mesh a cloth starts from.
+#include <cmath>
+#include <cstdio>
+
+#include "eddy/core/pd/pd.h"
+#include "eddy/graph/node.h"
+#include "eddy/graph/soft_value.h"
+#include "library.h"
+
+namespace eddy::library {
+
+std::shared_ptr<const SoftBodies> SolverState<SoftBodies>::start(const CookContext& ctx) {
+  if (const Outputs* prev = ctx.previous()) return prev->at("soft").as<SoftBodies>();
+  if (ctx.input_count("soft") == 1) return ctx.input<SoftBodies>("soft");
+  auto all = std::make_shared<SoftBodies>();
+  for (std::size_t k = 0; k < ctx.input_count("soft"); ++k) all->append(*ctx.input<SoftBodies>("soft", k));
+  return all;
+}
+
+namespace {
+
+Vec3d vec3d(const Vec3f& v) { return Vec3d(v.x, v.y, v.z); }
+
+// The material and pin parameters Cloth and SoftBody share (defaults differ).
+NodeSpec& material_params(NodeSpec& s, const SoftMaterial& d, bool cloth) {
+  s.param_string("name", "", "The object's name in reports (empty: the node id).")
+      .param_float("young_modulus", d.young_modulus, 1.0, 1e12, "Pa",
+                   cloth ? "Young's modulus of the sheet's material; with `thickness` it sets the stretch stiffness "
+                           "(E t, N/m: woven cotton about 1e3 to 1e4)."
+                         : "Young's modulus (jelly: 1e3 to 1e4; rubber: 1e6 to 1e7). Stiffer materials need more "
+                           "iterations or shorter steps to look as stiff.")
+      .param_float("poisson_ratio", d.poisson_ratio, 0.0, 0.49, "",
+                   "Poisson's ratio: 0 lets the material change volume freely, towards 0.5 it keeps its volume.")
+      .param_float("density", d.density, 1e-3, 1e6, "kg/m^3", "Density (water: 1000).");
+  if (cloth)
+    s.param_float("thickness", d.thickness, 1e-6, 1.0, "m",
+                  "Thickness of the sheet: mass per area is density x thickness, stretch stiffness E x thickness.")
+        .param_float("bend_stiffness", d.bend_stiffness, 0.0, 1e6, "N m",
+                     "Bending rigidity D (energy D/2 per area times the squared mean curvature 2H; cotton about "
+                     "1e-6 to 1e-5, 0: folds freely).");
+  s.param_float("strain_min", d.strain_min, 0.01, 1.0, "",
+                "Principal stretches between strain_min and strain_max cost nothing (1, 1: every deformation "
+                "resists; a cloth with 0.9 buckles into softer wrinkles).")
+      .param_float("strain_max", d.strain_max, 1.0, 100.0, "", "See strain_min.")
+      .param_float("friction", d.friction, 0.0, 10.0, "",
+                   "Coulomb coefficient of the surface; a contact's is the mean of its two surfaces'.")
+      .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity.")
+      .param_enum("pin", {"none", "box"}, "none",
+                  "box: every node inside the box (at the start frame) is held where it is.")
+      .param_vec3("pin_center", {0.0, 1.0, 0.0}, {}, {}, "m", "Centre of the pin box.")
+      .param_vec3("pin_size", {0.1, 0.1, 0.1}, 0.0, {}, "m", "Edge lengths of the pin box.");
+  return s;
+}
+
+SoftMaterial read_material(const CookContext& ctx, bool cloth) {
+  SoftMaterial m;
+  m.young_modulus = ctx.param_float("young_modulus");
+  m.poisson_ratio = ctx.param_float("poisson_ratio");
+  m.density = ctx.param_float("density");
+  if (cloth) {
+    m.thickness = ctx.param_float("thickness");
+    m.bend_stiffness = ctx.param_float("bend_stiffness");
+  }
+  m.strain_min = ctx.param_float("strain_min");
+  m.strain_max = ctx.param_float("strain_max");
+  m.friction = ctx.param_float("friction");
+  return m;
+}
+
+std::string object_name(const CookContext& ctx) {
+  const std::string n = ctx.param_string("name");
+  return n.empty() ? ctx.node_id() : n;
+}
+
+// Velocity and pins from the parameters; a line for the report.
+std::string finish_object(const CookContext& ctx, SoftBodies& s) {
+  const Vec3d v = vec3d(ctx.param_vec3f("velocity"));
+  for (auto& vi : s.v) vi = v;
+  std::size_t pins = 0;
+  if (ctx.param_string("pin") == "box") {
+    const Vec3d c = vec3d(ctx.param_vec3f("pin_center")), half = 0.5 * vec3d(ctx.param_vec3f("pin_size"));
+    pins = s.pin_box(0, c - half, c + half);
+    if (pins == 0)
+      throw Error(ctx.where() + ".params.pin_center: the pin box holds none of the " + std::to_string(s.size()) +
+                  " nodes");
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%zu nodes, %.4g kg, %zu pinned", s.size(), s.total_mass(), pins);
+  return buf;
+}
+
+class ClothNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    SoftBodies s = make_cloth(*ctx.input<Mesh>("mesh"), read_material(ctx, true), object_name(ctx));
+    const std::string line = finish_object(ctx, s);
+    ctx.info(line + ", " + std::to_string(s.tris.size()) + " triangles");
+    ctx.output("soft", std::move(s));
+  }
+};
+
+class SoftBodyNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto mesh = ctx.input<Mesh>("mesh");
+    const double cell = ctx.param_float("cell_size");
+    Collider inside;
+    const auto grid = sample_mesh_shape(ctx, *mesh, 0.5 * cell, inside);
+    SoftBodies s = make_soft_body(*mesh, inside, cell, read_material(ctx, false), object_name(ctx));
+    const std::string line = finish_object(ctx, s);
+    ctx.info(line + ", " + std::to_string(s.tets.size()) + " tetrahedra");
+    ctx.output("soft", std::move(s));
+  }
+};
+
+class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
+  static PdParams read_params(const CookContext& ctx) {
+    PdParams p;
+    read_table_params(ctx, pd_param_table(), p);
+    return p;
+  }
+  std::unique_ptr<PdSolver> make_solver(const CookContext& ctx) override {
+    return std::make_unique<PdSolver>(read_params(ctx), ctx.threads());
+  }
+  void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
+
+  void advance(CookContext& ctx, double t0, double frame_dt) override {
+    const PdFrameStats st = pd_advance_frame(*solver_, t0, frame_dt, ctx.frame(), [&](int s, int n) {
+      if (s % 4 == 0 || s == n) step_progress(ctx, double(s) / n, "stepping soft bodies");
+    });
+    const PdStageTimes t = solver_->stage_times();
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "%zu nodes, %zu constraints, %d steps of %d iterations, up to %d nodes in contact, last "
+                  "iteration moved nodes up to %.3g mm, max speed %.3f m/s; factorisation %.3g s, %d refactorised "
+                  "for contacts; last step: local %.3g ms, global %.3g ms",
+                  solver_->size(), solver_->constraints().size(), st.steps, solver_->params().iterations,
+                  st.max_contacts, 1e3 * st.last_change, st.max_speed, solver_->factor_seconds(),
+                  solver_->system().refactorisations(), 1e3 * t.local, 1e3 * t.global);
+    ctx.info(buf);
+  }
+  void finish(CookContext& ctx) override { ctx.output("mesh", solver_->state().deformed_surface()); }
+};
+
+// A flat rectangle of rows x columns quads (Houdini's Grid SOP).
+class GridNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const Vec3f size = ctx.param_vec3f("size"), c = ctx.param_vec3f("center");
+    const int nu = int(ctx.param_int("columns")), nv = int(ctx.param_int("rows"));
+    const std::string plane = ctx.param_string("orientation");
+    // Axes (u, v) of the plane and its normal's side: faces wind counter-clockwise seen from +normal.
+    const int a = plane == "xy" ? 0 : plane == "yz" ? 1 : 2, b = plane == "xy" ? 1 : plane == "yz" ? 2 : 0;
+    const float su = (&size.x)[a], sv = (&size.x)[b];
+    Mesh m;
+    for (int j = 0; j <= nv; ++j)
+      for (int i = 0; i <= nu; ++i) {
+        Vec3f p = c;
+        (&p.x)[a] += su * (float(i) / float(nu) - 0.5f);
+        (&p.x)[b] += sv * (float(j) / float(nv) - 0.5f);
+        m.points.push_back(p);
+      }
+    for (int j = 0; j < nv; ++j)
+      for (int i = 0; i < nu; ++i) {
+        const int32_t q = j * (nu + 1) + i;
+        m.quads.push_back({q, q + 1, q + nu + 2, q + nu + 1});
+      }
+    compute_point_normals(m);
+    ctx.info(std::to_string(m.points.size()) + " points, " + std::to_string(m.quads.size()) + " quads");
+    ctx.output("mesh", std::move(m));
+  }
+};
+
+}  // namespace
+
+void register_soft(Registry& r) {
+  {
+    NodeSpec s("Grid", "Geometry",
+               "A flat rectangle of quads (as Houdini's Grid): a cloth to drape, a sheet to pin.");
+    s.output("mesh", "mesh", "The grid: (rows + 1) x (columns + 1) points, rows x columns quads.")
+        .param_enum("orientation", {"zx", "xy", "yz"}, "zx",
+                    "The plane: zx lies flat (normal +y), xy faces +z, yz faces +x.")
+        .param_vec3("size", {1.0, 1.0, 1.0}, 0.0, {}, "m", "Extent along the plane's two axes (the third is unused).")
+        .param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Centre.")
+        .param_int("rows", 10, 1, 4096, "", "Quads along the plane's second axis.")
+        .param_int("columns", 10, 1, 4096, "", "Quads along the plane's first axis.");
+    r.add(std::move(s.make<GridNode>()));
+  }
+  {
+    SoftMaterial d;
+    d.young_modulus = 5e6;
+    d.density = 300;
+    d.thickness = 5e-4;
+    d.bend_stiffness = 5e-6;
+    NodeSpec s("Cloth", "Soft bodies",
+               "A cloth from a triangle or quad mesh (quads split): one node per mesh point, its membrane resisting "
+               "stretch and shear by triangle strain, its bending by the cotangent Laplacian at interior points "
+               "(Bouaziz et al. 2014). The output is the input mesh deformed. Link into PDSolver. Cloth does "
+               "not collide with itself.");
+    s.input("mesh", "mesh", "The cloth's mesh (a Grid, or any read mesh).").output("soft", "soft", "The cloth.");
+    material_params(s, d, true);
+    r.add(std::move(s.make<ClothNode>()));
+  }
+  {
+    SoftMaterial d;
+    d.young_modulus = 1e4;
+    NodeSpec s("SoftBody", "Soft bodies",
+               "A soft body from a closed mesh: the cells of a lattice of `cell_size` whose centres lie inside the "
+               "mesh, each cut into six tetrahedra, resisting strain (and, with poisson_ratio > 0, volume change) "
+               "as Projective Dynamics constraints. The mesh's points ride in the tetrahedra by fixed weights, so "
+               "the output is the input mesh deformed. Mass is density times the mesh's volume. Link into PDSolver.");
+    s.input("mesh", "mesh", "A closed mesh wound outward.")
+        .output("soft", "soft", "The soft body.")
+        .param_float("cell_size", 0.05, 1e-4, 100.0, "m",
+                     "Edge of the lattice cells: smaller follows the shape better and bends more truly, at the cost "
+                     "of more tetrahedra (six per cell).");
+    material_params(s, d, false);
+    r.add(std::move(s.make<SoftBodyNode>()));
+  }
+  {
+    NodeSpec s("PDSolver", "Solvers",
+               "Soft bodies and cloth by Projective Dynamics (Bouaziz et al. 2014): each step minimises implicit "
+               "Euler's objective by local-global iterations (every constraint projected in parallel, then one "
+               "sparse solve with a matrix factored once). Collides with the colliders (static, moving, animated), "
+               "with Coulomb friction. At the start frame it outputs the linked objects; frame f continues from "
+               "frame f - 1. Soft bodies do not yet collide with each other or with rigid bodies.");
+    s.stateful = true;
+    s.steps_animations = true;
+    s.input("soft", "soft", "Soft bodies and cloths (read at the start frame; any number of links).", false, true)
+        .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
+        .input("forces", "forces", "Force fields (ForceField; any number), acting on every node (wind on a flag).",
+               true, true)
+        .output("soft", "soft", "The soft bodies at this frame.")
+        .output("mesh", "mesh", "Their surfaces at this frame, merged, with point normals.");
+    table_params(s, pd_param_table());
+    r.add(std::move(s.make<PdSolverNode>()));
+  }
+}
+
+}  // namespace eddy::library

@@ -1,0 +1,122 @@
+// The soft-body nodes cooked through the engine as `eddy run` would: a cloth
+// drapes over a sphere and stays out of it and the floor; a jelly cube read
+// from a mesh file lands on a floor and comes to rest on it with its volume
+// kept; a pin box that holds nothing is an error naming the parameter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "eddy/core/pd/soft.h"
+#include "eddy/graph/soft_value.h"
+#include "../temp_dir.h"
+#include "validation.h"
+
+namespace eddy::validation {
+namespace {
+
+std::string drape_scene(const std::string& cloth_params) {
+  return R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 36], "fps": 24,
+    "nodes": [
+      {"id": "sheet", "type": "Grid", "params": {"size": [1, 1, 1], "center": [0, 0.9, 0], "rows": 20, "columns": 20}},
+      {"id": "cloth", "type": "Cloth", "params": )" + cloth_params + R"(},
+      {"id": "ball", "type": "ColliderSphere", "params": {"center": [0, 0.4, 0], "radius": 0.3}},
+      {"id": "floor", "type": "ColliderPlane"},
+      {"id": "sim", "type": "PDSolver", "params": {"collision_margin": 0.003}}
+    ],
+    "links": [
+      {"from": "sheet.mesh", "to": "cloth.mesh"},
+      {"from": "cloth.soft", "to": "sim.soft"},
+      {"from": "ball.colliders", "to": "sim.colliders"},
+      {"from": "floor.colliders", "to": "sim.colliders"}
+    ]})";
+}
+
+TEST(PdNodes, AClothDrapesOverASphereAndStaysOutOfIt) {
+  const Graph g = parse_graph(drape_scene(R"({"density": 300, "thickness": 0.0005})"), builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  Reports reports;
+  e.set_observer(&reports);
+  const auto out = e.cook("sim", 36);  // 1.5 s
+  const auto soft = out->at("soft").as<SoftBodies>();
+  const auto mesh = out->at("mesh").as<Mesh>();
+  EXPECT_NEAR(soft->total_mass(), 300 * 0.0005 * 1.0, 1e-9);
+  ASSERT_EQ(mesh->points.size(), 21u * 21u);  // the Grid's own points and quads
+  EXPECT_EQ(mesh->quads.size(), 400u);
+  EXPECT_EQ(mesh->normals.size(), mesh->points.size());
+  // Every point outside the sphere and above the floor (the margin, less
+  // the contacts' compliance of a fraction of a millimetre).
+  float nearest = 1e30f, lowest = 1e30f;
+  for (const Vec3f& p : mesh->points) {
+    nearest = std::min(nearest, length(p - vec3(0.0f, 0.4f, 0.0f)) - 0.3f);
+    lowest = std::min(lowest, p.y);
+  }
+  EXPECT_GT(nearest, 0.002f);
+  EXPECT_GT(lowest, 0.002f);
+  // The middle rests on the sphere's top; the corners hang well below it.
+  const Vec3f middle = mesh->points[10 * 21 + 10];
+  EXPECT_NEAR(middle.y, 0.703, 0.005);
+  EXPECT_LT(mesh->points[0].y, 0.45f);
+  // The frame's report says how many nodes touch.
+  ASSERT_FALSE(reports.lines.empty());
+  EXPECT_NE(reports.lines.back().find("nodes in contact"), std::string::npos) << reports.lines.back();
+}
+
+TEST(PdNodes, AJellyCubeFromAFileRestsOnTheFloorWithItsVolume) {
+  const auto dir = test::fresh_test_dir("eddy_pd_");
+  {
+    // A cube of side 0.2 m, 0.3 m up, wound outward, as a quad OBJ.
+    std::ofstream f(dir / "cube.obj");
+    for (int k = 0; k < 8; ++k) f << "v " << (k & 1 ? 0.1 : -0.1) << " " << (k & 2 ? 0.4 : 0.2) << " " << (k & 4 ? 0.1 : -0.1) << "\n";
+    f << "f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n";
+  }
+  const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 48], "fps": 24,
+    "nodes": [
+      {"id": "read", "type": "ReadMesh", "params": {"path": ")" + (dir / "cube.obj").string() + R"("}},
+      {"id": "jelly", "type": "SoftBody", "params": {"cell_size": 0.04, "young_modulus": 2e4, "poisson_ratio": 0.45,
+        "velocity": [0.5, 0, 0]}},
+      {"id": "floor", "type": "ColliderPlane", "params": {"friction": 0.5}},
+      {"id": "sim", "type": "PDSolver", "params": {"collision_margin": 0, "iterations": 15, "damping": 1}}
+    ],
+    "links": [
+      {"from": "read.mesh", "to": "jelly.mesh"},
+      {"from": "jelly.soft", "to": "sim.soft"},
+      {"from": "floor.colliders", "to": "sim.colliders"}
+    ]})";
+  const Graph g = parse_graph(scene, builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  const auto start = e.cook("sim", 1)->at("mesh").as<Mesh>();
+  const auto out = e.cook("sim", 48);  // 2 s
+  const auto mesh = out->at("mesh").as<Mesh>();
+  const auto soft = out->at("soft").as<SoftBodies>();
+  EXPECT_NEAR(soft->total_mass(), 1000 * 0.008, 1e-5);
+  EXPECT_LT(soft->momentum().norm() / soft->total_mass(), 0.02);  // at rest
+  float lowest = 1e30f, highest = -1e30f;
+  for (const Vec3f& p : mesh->points) lowest = std::min(lowest, p.y), highest = std::max(highest, p.y);
+  EXPECT_NEAR(lowest, 0.0f, 1e-3f);
+  EXPECT_GT(highest, 0.18f);  // sagged by a few millimetres, not collapsed
+  // Nearly incompressible (nu = 0.45): the surface's volume within 2 %.
+  const double v0 = measure_mesh(*start).volume, v1 = measure_mesh(*mesh).volume;
+  EXPECT_NEAR(v1 / v0, 1.0, 0.02);
+  // It drifts at 0.5 m/s while it falls the 0.2 m (0.202 s), and the
+  // landing stops it: the impact's normal impulse (2 m/s) times the
+  // friction (0.5) is more than the sideways 0.5 m/s.
+  double cx = 0;
+  for (const Vec3d& x : soft->x) cx += x.x();
+  EXPECT_NEAR(cx / double(soft->size()), 0.5 * std::sqrt(2 * 0.2 / 9.81), 0.01);
+}
+
+TEST(PdNodes, APinBoxHoldingNothingIsAnError) {
+  const Graph g = parse_graph(drape_scene(R"({"pin": "box", "pin_center": [5, 5, 5]})"), builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  try {
+    e.cook("sim", 1);
+    FAIL() << "expected an error";
+  } catch (const std::exception& ex) {
+    EXPECT_NE(std::string(ex.what()).find("pin_center"), std::string::npos) << ex.what();
+    EXPECT_NE(std::string(ex.what()).find("cloth"), std::string::npos) << ex.what();
+  }
+}
+
+}  // namespace
+}  // namespace eddy::validation
