@@ -49,6 +49,7 @@ bench: build editor
 	@$(BUILD_DIR)/bin/eddy_bench_pbf
 	@$(BUILD_DIR)/bin/eddy_bench_sph
 	@$(BUILD_DIR)/bin/eddy_bench_mpm
+	@$(BUILD_DIR)/bin/eddy_bench_pd
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
 	@$(BUILD_DIR)/bin/eddy_bench_gpu
 	@if [ -x $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors ]; then $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors; fi

@@ -98,12 +98,16 @@ TEST(PdNodes, AJellyCubeFromAFileRestsOnTheFloorWithItsVolume) {
   // Nearly incompressible (nu = 0.45): the surface's volume within 2 %.
   const double v0 = measure_mesh(*start).volume, v1 = measure_mesh(*mesh).volume;
   EXPECT_NEAR(v1 / v0, 1.0, 0.02);
-  // It drifts at 0.5 m/s while it falls the 0.2 m (0.202 s), and the
-  // landing stops it: the impact's normal impulse (2 m/s) times the
-  // friction (0.5) is more than the sideways 0.5 m/s.
+  // It drifts at 0.5 m/s while it falls the 0.2 m (0.202 s). A rigid block
+  // would stop at the landing (the impact's normal impulse, 2 m/s, times
+  // the friction 0.5 is more than the sideways 0.5 m/s); a jelly's bottom
+  // stops while its top shears on, so it goes further, but not as far as
+  // friction under its weight alone would let it slide, v^2 / (2 mu g).
   double cx = 0;
   for (const Vec3d& x : soft->x) cx += x.x();
-  EXPECT_NEAR(cx / double(soft->size()), 0.5 * std::sqrt(2 * 0.2 / 9.81), 0.01);
+  const double fall = 0.5 * std::sqrt(2 * 0.2 / 9.81);
+  EXPECT_GT(cx / double(soft->size()), fall - 0.003);
+  EXPECT_LT(cx / double(soft->size()), fall + 0.25 / (2 * 0.5 * 9.81));
 }
 
 TEST(PdNodes, APinBoxHoldingNothingIsAnError) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/frame_steps.h"
@@ -81,17 +82,18 @@ std::size_t PdSolver::memory_bytes() const {
 
 void PdSolver::find_contacts(float t, double h) {
   std::vector<PdContact> contacts;
-  std::vector<double> w;
+  std::vector<uint32_t> near;  // nodes within a few steps' travel of a surface
   std::fill(in_contact_.begin(), in_contact_.end(), -1);
   const double margin = params_.collision_margin;
+  bool missing = false;
   for (std::size_t i = 0; i < s_.size() && !colliders_.empty(); ++i) {
     if (s_.pinned[i]) continue;
     // Where the node is headed; a node further than it can go in a step
     // (plus the margin) from every surface makes no contact.
     const Vec3d y = y_.row(Eigen::Index(i)).transpose();
-    const double reach = margin + (y - s_.x[i]).norm() + h * s_.v[i].norm();
+    const double travel = (y - s_.x[i]).norm() + h * s_.v[i].norm();
     PdContact best;
-    double nearest = reach;
+    double nearest = std::numeric_limits<double>::max();
     for (std::size_t k = 0; k < colliders_.size(); ++k) {
       const SdfSample d = collider_sdf(colliders_[k], to_vec3f(y), t);
       if (d.distance < nearest) {
@@ -101,13 +103,22 @@ void PdSolver::find_contacts(float t, double h) {
         best.collider = int32_t(k);
       }
     }
-    if (best.collider < 0) continue;
+    if (nearest < 2 * margin + 4 * travel) near.push_back(uint32_t(i));
+    if (nearest >= margin + travel) continue;
     best.node = uint32_t(i);
     in_contact_[i] = int32_t(contacts.size());
     contacts.push_back(best);
-    w.push_back(double(params_.contact_weight) * system_.base_diagonal(i));
+    missing = missing || !system_.has_slot(uint32_t(i));
   }
-  system_.set_contacts(std::move(contacts), std::move(w));
+  // New slots (a refactorisation) only when a contact has none: then every
+  // node near a surface gets one, so those arriving in the next steps find
+  // theirs ready.
+  if (missing) {
+    std::vector<double> w(near.size());
+    for (std::size_t k = 0; k < near.size(); ++k) w[k] = double(params_.contact_weight) * system_.base_diagonal(near[k]);
+    system_.set_contact_slots(near, w);
+  }
+  system_.set_contacts(std::move(contacts));
 }
 
 int PdSolver::put_back(PdMatrix& x, float t) {

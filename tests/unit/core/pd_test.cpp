@@ -182,15 +182,23 @@ PdParams step_params(int iterations) {
 }
 
 TEST(PdIterations, LowerTheObjectiveMonotonically) {
-  Thrown t(0.3, 1);
-  PdSolver solver(step_params(40), 1);
-  solver.load(t.s);
-  std::vector<double> F;
-  solver.set_iteration_probe([&](int, const PdMatrix& x, const PdMatrix& y) { F.push_back(solver.system().objective(x, y)); });
-  solver.step(0.01f, 0.0f);
-  ASSERT_EQ(F.size(), 40u);
-  for (std::size_t k = 1; k < F.size(); ++k) EXPECT_LE(F[k], F[k - 1] * (1 + 1e-12)) << "iteration " << k;
-  EXPECT_LT(F.back(), 0.9 * F.front());
+  // Thrown in free space, and thrown down onto a floor it touches (contacts
+  // in the objective, slots on nodes that do not touch).
+  for (bool floor : {false, true}) {
+    Thrown t(0.3, 1);
+    for (auto& v : t.s.v) v.y() -= floor ? 2.0 : 0.0;
+    PdSolver solver(step_params(40), 1);
+    solver.load(t.s);
+    Collider plane;
+    if (floor) solver.set_colliders({plane});
+    std::vector<double> F;
+    solver.set_iteration_probe([&](int, const PdMatrix& x, const PdMatrix& y) { F.push_back(solver.system().objective(x, y)); });
+    solver.step(0.01f, 0.0f);
+    if (floor) EXPECT_GT(solver.system().contacts().size(), 4u);
+    ASSERT_EQ(F.size(), 40u);
+    for (std::size_t k = 1; k < F.size(); ++k) EXPECT_LE(F[k], F[k - 1] * (1 + 1e-12)) << "iteration " << k;
+    EXPECT_LT(F.back(), 0.9 * F.front());
+  }
 }
 
 // Newton's method on the same objective: gradient M/h^2 (x - y) + G^T W (G x

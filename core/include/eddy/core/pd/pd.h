@@ -10,7 +10,11 @@
 //   contacts  before the iterations: each node headed within the margin of
 //             a collider is held on its side of the surface's tangent
 //             plane (a constraint of the step, weight contact_weight times
-//             the node's diagonal; its force is the penalty's)
+//             the node's diagonal; its force is the penalty's). The weight
+//             sits on the matrix for every node near a surface (a contact
+//             slot), touching or not, so contacts made and broken cost no
+//             refactorisation; slots are handed out again only when a node
+//             touches without one.
 //   velocity  v = (x - x_t) / h, with Coulomb friction against the
 //             colliders' surface velocity bounded by each contact's normal
 //             impulse, and optional damping; nodes that went through a
@@ -42,7 +46,7 @@ struct PdParams {
   float damping = 0.0f;               // 1/s, velocities decay as exp(-damping t) besides implicit Euler's own
   float collision_margin = 0.002f;    // m, nodes keep this far outside the colliders
   float pin_stiffness = 1e6f;         // N/m, weight of each pin
-  float contact_weight = 4.0f;        // a contact's weight, in units of its node's diagonal (M/h^2 + stiffness)
+  float contact_weight = 1.0f;        // a contact's weight, in units of its node's diagonal (M/h^2 + stiffness)
 };
 
 const ParamTable<PdParams>& pd_param_table();

@@ -19,15 +19,21 @@
 // 2015; GPU-friendly, no factorisation). Each local-global iteration
 // lowers F (or keeps it), and the fixed point is F's minimiser.
 //
+// An element's strain and volume (or area) constraints read the same rows,
+// so they are one constraint here: weight w_s + w_v, target the weighted
+// mean of the two projections (w_s P_s + w_v P_v) / (w_s + w_v), which
+// gives the global step the same right-hand side and matrix at half the
+// rows and one SVD. Its energy is still the sum of the two.
+//
 // Weights from the material (SoftMaterial, in Pa and N m; mu, lambda Lame's
 // parameters from E and nu; V a tetrahedron's rest volume, A a triangle's
 // rest area, t the cloth's thickness). Each matches linear elasticity at
 // small strain (a test checks the energies):
 //   tetrahedron strain   P = nearest rotation (stretches clamped to the
-//                        strain limits)                    w = 2 mu V
-//   tetrahedron volume   P = nearest F of determinant 1    w = 3 lambda V
-//   triangle strain      P = nearest 3x2 of stretches 1    w = 2 mu t A
-//   triangle area        P = nearest 3x2 of area ratio 1   w = 2 lambda' t A,
+//                        strain limits)                    w_s = 2 mu V
+//   tetrahedron volume   P = nearest F of determinant 1    w_v = 3 lambda V
+//   triangle strain      P = nearest 3x2 of stretches 1    w_s = 2 mu t A
+//   triangle area        P = nearest 3x2 of area ratio 1   w_v = 2 lambda' t A,
 //                        lambda' = 2 mu lambda / (lambda + 2 mu) (plane stress)
 //   bending (cloth)      the cotangent Laplacian at an interior node, P =
 //                        its rest length along its current direction
@@ -51,12 +57,13 @@ namespace eddy {
 
 using PdMatrix = Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>;  // one row per node (or constraint row)
 
-enum class PdKind : uint8_t { TetStrain, TetVolume, TriStrain, TriArea, Bend, Spring, Pin };
+enum class PdKind : uint8_t { Tet, Tri, Bend, Spring, Pin };
 
 struct PdConstraint {
   PdKind kind = PdKind::Pin;
   uint32_t row = 0;  // first of its rows (3 for a tetrahedron, 2 for a triangle, else 1)
-  double weight = 0;
+  double weight = 0;          // Tet, Tri: w_s + w_v
+  double volume_share = 0;    // Tet, Tri: w_v / (w_s + w_v)
   double lo = 1, hi = 1;      // strain limits; Bend, Spring: the rest length
   Vec3d target = Vec3d::Zero();  // Pin
 };
@@ -80,8 +87,9 @@ class PdConstraints {
   std::vector<double> row_weights() const;
   // Row r of G x (the row's combination of node positions).
   Vec3d apply_row(uint32_t r, const PdMatrix& x) const;
-  // The local step for constraint k: its projections into p (its rows).
-  void project(std::size_t k, const PdMatrix& x, PdMatrix& p) const;
+  // The local step for constraint k: its projections into p (its rows);
+  // returns its energy at x.
+  double project(std::size_t k, const PdMatrix& x, PdMatrix& p) const;
   // sum_c w_c/2 ||G_c x - P_c(G_c x)||^2.
   double energy(const PdMatrix& x) const;
 
@@ -121,9 +129,13 @@ struct PdContact {
 
 // The local-global solver of one step over fixed constraints: the matrix
 // (M/h^2 + G^T W G) factored once (Cholesky) or split into its diagonal
-// (Chebyshev). A step's contacts are constraints too, with their weight
-// on the matrix's diagonal: the matrix is factored again (numerically,
-// the pattern analysed once) only when the set of nodes in contact changes.
+// (Chebyshev). Contacts are constraints too: a node near a collider gets a
+// contact slot, a weight on the matrix's diagonal, and in each step either
+// touches (its projection: onto its side of the surface's plane) or not
+// (its projection: the node where it is, as the free space holds it). So
+// the matrix changes, and is factored again (numerically, its pattern
+// analysed once), only when the nodes with slots change, not with every
+// contact made or broken.
 class PdSystem {
  public:
   // masses: one per node (positive).
@@ -139,9 +151,11 @@ class PdSystem {
   // The matrix's diagonal without contacts (a contact's weight is a
   // multiple of it).
   double base_diagonal(std::size_t i) const { return base_diag_(Eigen::Index(i)); }
-  // The step's contacts, each with weight w[k]; refactors when the nodes in
-  // contact are not those of the last call.
-  void set_contacts(std::vector<PdContact> contacts, std::vector<double> w);
+  // Contact slots on `nodes` with weights w (a refactorisation).
+  void set_contact_slots(const std::vector<uint32_t>& nodes, const std::vector<double>& w);
+  bool has_slot(uint32_t node) const { return node < slot_.size() && slot_[node] >= 0; }
+  // The step's contacts; each contact's node must have a slot.
+  void set_contacts(std::vector<PdContact> contacts);
   const std::vector<PdContact>& contacts() const { return contacts_; }
   // The force (N, along the normal) contact k pushes its node with at x.
   double contact_force(std::size_t k, const PdMatrix& x) const;
@@ -171,7 +185,10 @@ class PdSystem {
   Eigen::SparseMatrix<double, Eigen::RowMajor> A_base_, A_, GtW_;
   Eigen::VectorXd base_diag_, diag_;
   std::vector<PdContact> contacts_;
-  std::vector<double> contact_w_;
+  std::vector<int32_t> slot_;          // per node: its slot, -1 none
+  std::vector<uint32_t> slot_node_;    // per slot: its node
+  std::vector<double> slot_w_;         // per slot: its weight
+  std::vector<int32_t> slot_contact_;  // per slot: its contact this step, -1 none
   struct Factor;
   std::shared_ptr<Factor> factor_;
   double factor_seconds_ = 0;
