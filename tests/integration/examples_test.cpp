@@ -50,7 +50,9 @@ TEST(Examples, CookTheirFirstFrames) {
       ++sequences[seq];
       if (ext == ".ply") {
         const eddy::Points p = eddy::read_ply_points(file);
-        EXPECT_GT(p.size(), 0u) << file;
+        // Liquid that only a source brings has none at the start frame.
+        const bool poured = graph.find("FluidSource") != std::string::npos && graph.find("FluidBox") == std::string::npos;
+        if (!(poured && file.find(".0001.") != std::string::npos)) EXPECT_GT(p.size(), 0u) << file;
         EXPECT_GT(p.radius, 0.0f) << file;
       } else if (ext == ".obj") {
         const eddy::MeshStats s = eddy::measure_mesh(eddy::read_mesh(file));

@@ -110,6 +110,57 @@ TEST(PdNodes, AJellyCubeFromAFileRestsOnTheFloorWithItsVolume) {
   EXPECT_LT(cx / double(soft->size()), fall + 0.25 / (2 * 0.5 * 9.81));
 }
 
+// Water poured on a jelly cube meets its surface (ColliderSoft, one way):
+// the collider sits on the jelly's surface at the frame's time, and no
+// particle ends up inside it.
+TEST(PdNodes, WaterPouredOnAJellyStaysOutOfIt) {
+  const auto dir = test::fresh_test_dir("eddy_pd_water_");
+  {
+    std::ofstream f(dir / "cube.obj");
+    for (int k = 0; k < 8; ++k) f << "v " << (k & 1 ? 0.08 : -0.08) << " " << (k & 2 ? 0.16 : 0.0) << " " << (k & 4 ? 0.08 : -0.08) << "\n";
+    f << "f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n";
+  }
+  const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 24], "fps": 24,
+    "nodes": [
+      {"id": "read", "type": "ReadMesh", "params": {"path": ")" + (dir / "cube.obj").string() + R"("}},
+      {"id": "jelly", "type": "SoftBody", "params": {"cell_size": 0.04, "young_modulus": 5000}},
+      {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0, 0.3, 0], "size": [0.5, 0.6, 0.5]}},
+      {"id": "soft_sim", "type": "PDSolver"},
+      {"id": "surface", "type": "ColliderSoft", "params": {"voxel_size": 0.008}},
+      {"id": "all", "type": "MergeColliders"},
+      {"id": "tap", "type": "FluidSource", "params": {"shape": "box", "center": [0, 0.4, 0], "size": [0.08, 0.08, 0.08],
+        "flow_rate": 0.004, "velocity": [0, -1, 0], "particle_radius": 0.008}},
+      {"id": "water", "type": "PBFSolver", "params": {"substeps": 4}}
+    ],
+    "links": [
+      {"from": "read.mesh", "to": "jelly.mesh"}, {"from": "jelly.soft", "to": "soft_sim.soft"},
+      {"from": "tank.colliders", "to": "soft_sim.colliders"}, {"from": "soft_sim.soft", "to": "surface.soft"},
+      {"from": "tank.colliders", "to": "all.colliders"}, {"from": "surface.colliders", "to": "all.colliders"},
+      {"from": "all.colliders", "to": "water.colliders"}, {"from": "tap.sources", "to": "water.sources"}
+    ]})";
+  const Graph g = parse_graph(scene, builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  const auto water = e.cook("water", 24)->at("particles").as<Points>();
+  const auto shapes = e.cook("surface", 24)->at("colliders").as<Colliders>();
+  const auto mesh = e.cook("soft_sim", 24)->at("mesh").as<Mesh>();
+  ASSERT_EQ(shapes->shapes.size(), 1u);
+  const Collider& c = shapes->shapes[0];
+  const float t = 23.0f / 24.0f;
+  // On the jelly's surface (to a voxel) at the frame's time.
+  for (const Vec3f& p : mesh->points) EXPECT_NEAR(collider_sdf(c, p, t).distance, 0.0f, 0.008f);
+  // The water reached the jelly and none of it is inside.
+  ASSERT_GT(water->size(), 200u);
+  int on_top = 0;
+  float deepest = 0;
+  for (std::size_t i = 0; i < water->size(); ++i) {
+    const float d = collider_sdf(c, water->P()[i], t).distance;
+    deepest = std::min(deepest, d);
+    on_top += d < 0.02f ? 1 : 0;
+  }
+  EXPECT_GT(on_top, 20);
+  EXPECT_GT(deepest, -0.5f * water->radius);
+}
+
 TEST(PdNodes, APinBoxHoldingNothingIsAnError) {
   const Graph g = parse_graph(drape_scene(R"({"pin": "box", "pin_center": [5, 5, 5]})"), builtin_registry(), "test");
   CookEngine e(builtin_registry(), g);

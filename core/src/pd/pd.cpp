@@ -53,15 +53,45 @@ PdSolver::~PdSolver() = default;
 
 void PdSolver::factor(double h) {
   constraints_.build(s_, params_.pin_stiffness);
-  system_.build(constraints_, s_.mass, h, params_.method);
+  system_.build(constraints_, s_.mass, proxies_, h, params_.method);
 }
 
 void PdSolver::load(const SoftBodies& s) {
   s_ = s;
-  in_contact_.assign(s_.size(), -1);
-  friction_.assign(s_.size(), 0.0);
-  for (const SoftObject& ob : s_.objects)
-    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) friction_[i] = ob.material.friction;
+  // The points that meet colliders: the nodes that touch themselves, and
+  // every surface point on its nodes (those held entirely by pins left out).
+  proxies_.clear();
+  friction_.clear();
+  proxy_object_.clear();
+  for (std::size_t o = 0; o < s_.objects.size(); ++o) {
+    const SoftObject& ob = s_.objects[o];
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i)
+      if (s_.touches[i] && !s_.pinned[i]) {
+        PdProxy p;
+        p.node[0] = int32_t(i);
+        proxies_.push_back(p);
+        friction_.push_back(ob.material.friction);
+        proxy_object_.push_back(uint32_t(o));
+      }
+    for (uint32_t k = ob.surface_point_begin; k < ob.surface_point_end; ++k) {
+      PdProxy p;
+      p.count = 0;
+      bool free = false;
+      for (int a = 0; a < 4; ++a) {
+        const double w = s_.embed_weight[k][std::size_t(a)];
+        if (w == 0) continue;
+        p.node[std::size_t(p.count)] = s_.embed_node[k][std::size_t(a)];
+        p.w[std::size_t(p.count)] = w;
+        ++p.count;
+        free = free || !s_.pinned[std::size_t(s_.embed_node[k][std::size_t(a)])];
+      }
+      if (p.count == 0 || !free) continue;
+      proxies_.push_back(p);
+      friction_.push_back(ob.material.friction);
+      proxy_object_.push_back(uint32_t(o));
+    }
+  }
+  in_contact_.assign(proxies_.size(), -1);
   system_ = PdSystem();
   max_speed_ = 0;
   for (const Vec3d& v : s_.v) max_speed_ = std::max(max_speed_, float(v.norm()));
@@ -82,59 +112,154 @@ std::size_t PdSolver::memory_bytes() const {
 
 void PdSolver::find_contacts(float t, double h) {
   std::vector<PdContact> contacts;
-  std::vector<uint32_t> near;  // nodes within a few steps' travel of a surface
+  std::vector<uint32_t> near;  // proxies within a few steps' travel of a surface
   std::fill(in_contact_.begin(), in_contact_.end(), -1);
   const double margin = params_.collision_margin;
   bool missing = false;
-  for (std::size_t i = 0; i < s_.size() && !colliders_.empty(); ++i) {
-    if (s_.pinned[i]) continue;
-    // Where the node is headed; a node further than it can go in a step
+  for (uint32_t k = 0; k < proxies_.size() && !colliders_.empty(); ++k) {
+    // Where the point is headed; a point further than it can go in a step
     // (plus the margin) from every surface makes no contact.
-    const Vec3d y = y_.row(Eigen::Index(i)).transpose();
-    const double travel = (y - s_.x[i]).norm() + h * s_.v[i].norm();
+    const Vec3d y = system_.proxy_point(k, y_), x = system_.proxy_point(k, x_), v = system_.proxy_point(k, v_);
+    const double travel = (y - x).norm() + h * v.norm();
     PdContact best;
     double nearest = std::numeric_limits<double>::max();
-    for (std::size_t k = 0; k < colliders_.size(); ++k) {
-      const SdfSample d = collider_sdf(colliders_[k], to_vec3f(y), t);
+    for (std::size_t c = 0; c < colliders_.size(); ++c) {
+      const SdfSample d = collider_sdf(colliders_[c], to_vec3f(y), t);
       if (d.distance < nearest) {
         nearest = d.distance;
         best.normal = Vec3d(d.normal.x, d.normal.y, d.normal.z);
         best.offset = best.normal.dot(y) - d.distance + margin;  // the surface point's plane, raised by the margin
-        best.collider = int32_t(k);
+        best.collider = int32_t(c);
       }
     }
-    if (nearest < 2 * margin + 4 * travel) near.push_back(uint32_t(i));
+    if (nearest < 2 * margin + 4 * travel) near.push_back(k);
     if (nearest >= margin + travel) continue;
-    best.node = uint32_t(i);
-    in_contact_[i] = int32_t(contacts.size());
+    best.proxy = k;
+    in_contact_[k] = int32_t(contacts.size());
     contacts.push_back(best);
-    missing = missing || !system_.has_slot(uint32_t(i));
+    missing = missing || !system_.has_slot(k);
   }
   // New slots (a refactorisation) only when a contact has none: then every
-  // node near a surface gets one, so those arriving in the next steps find
-  // theirs ready.
+  // point near a surface gets one, so those arriving in the next steps find
+  // theirs ready. A slot's weight: contact_weight times its nodes' diagonal,
+  // weighted as the point rides on them.
   if (missing) {
     std::vector<double> w(near.size());
-    for (std::size_t k = 0; k < near.size(); ++k) w[k] = double(params_.contact_weight) * system_.base_diagonal(near[k]);
+    for (std::size_t k = 0; k < near.size(); ++k) {
+      const PdProxy& p = proxies_[near[k]];
+      double d = 0, sum = 0;
+      for (int a = 0; a < p.count; ++a) {
+        d += std::abs(p.w[std::size_t(a)]) * system_.base_diagonal(std::size_t(p.node[std::size_t(a)]));
+        sum += std::abs(p.w[std::size_t(a)]);
+      }
+      w[k] = double(params_.contact_weight) * d / sum;
+    }
     system_.set_contact_slots(near, w);
   }
   system_.set_contacts(std::move(contacts));
 }
 
+// Moves proxy k by d, spread over its free nodes so that the point moves by
+// d (each node by w_a d / sum of the free nodes' w^2).
+void PdSolver::move_proxy(uint32_t k, const Vec3d& d, PdMatrix& x) const {
+  const PdProxy& p = proxies_[k];
+  double w2 = 0;
+  for (int a = 0; a < p.count; ++a)
+    if (!s_.pinned[std::size_t(p.node[std::size_t(a)])]) w2 += p.w[std::size_t(a)] * p.w[std::size_t(a)];
+  if (w2 <= 0) return;
+  for (int a = 0; a < p.count; ++a)
+    if (!s_.pinned[std::size_t(p.node[std::size_t(a)])])
+      x.row(p.node[std::size_t(a)]) += (p.w[std::size_t(a)] / w2) * d.transpose();
+}
+
 int PdSolver::put_back(PdMatrix& x, float t) {
   int moved = 0;
-  for (std::size_t i = 0; i < s_.size() && !colliders_.empty(); ++i) {
-    if (s_.pinned[i] || in_contact_[i] >= 0) continue;
+  for (uint32_t k = 0; k < proxies_.size() && !colliders_.empty(); ++k) {
+    if (in_contact_[k] >= 0) continue;
     for (const Collider& c : colliders_) {
-      const Vec3d xi = x.row(Eigen::Index(i)).transpose();
-      const SdfSample d = collider_sdf(c, to_vec3f(xi), t);
+      const SdfSample d = collider_sdf(c, to_vec3f(system_.proxy_point(k, x)), t);
       if (d.distance < 0) {
-        x.row(Eigen::Index(i)) -= d.distance * Eigen::RowVector3d(d.normal.x, d.normal.y, d.normal.z);
+        move_proxy(k, -double(d.distance) * Vec3d(d.normal.x, d.normal.y, d.normal.z), x);
         ++moved;
       }
     }
   }
   return moved;
+}
+
+std::vector<double> PdSolver::contact_forces(const PdMatrix& x, double h) const {
+  // The penalty's force at the last iterate, w (p - x) . n, runs ahead of
+  // the converged one when the iterations stop short (a cube at rest on a
+  // floor after 10 iterations: 1.6 times its weight). What an object's
+  // contacts with one collider gave it is its momentum change along their
+  // normal beyond the step's gravity and fields (its elements' forces sum
+  // to zero); the penalties are scaled down to that, never up.
+  const std::vector<PdContact>& contacts = system_.contacts();
+  std::vector<double> push(contacts.size());
+  for (std::size_t k = 0; k < contacts.size(); ++k) push[k] = std::max(0.0, system_.contact_force(k, x));
+  const std::size_t groups = s_.objects.size() * colliders_.size();
+  std::vector<Vec3d> normal(groups, Vec3d::Zero());
+  std::vector<double> total(groups, 0.0);
+  auto group = [&](const PdContact& c) { return std::size_t(proxy_object_[c.proxy]) * colliders_.size() + std::size_t(c.collider); };
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    normal[group(contacts[k])] += push[k] * contacts[k].normal;
+    total[group(contacts[k])] += push[k];
+  }
+  for (std::size_t gi = 0; gi < groups; ++gi) {
+    if (!(total[gi] > 0)) continue;
+    const Vec3d nrm = normal[gi].normalized();
+    const SoftObject& ob = s_.objects[gi / colliders_.size()];
+    double impulse = 0;
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i)
+      impulse += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]).dot(nrm);
+    total[gi] = std::clamp(impulse / (h * total[gi]), 0.0, 1.0);  // now the group's scale
+  }
+  for (std::size_t k = 0; k < contacts.size(); ++k) push[k] *= total[group(contacts[k])];
+  return push;
+}
+
+void PdSolver::coulomb_bound(const std::vector<double>& push, double h) {
+  // The contacts' weights sit on the matrix in all three directions, so
+  // iterations that stop short also hold contact points back sideways (the
+  // matrix pulls each towards its last iterate); with friction slowing the
+  // points that touch, the body behind them loses momentum to it. An object
+  // touching one collider may take no more sideways impulse from it than mu
+  // times the normal one: its momentum change beyond gravity and fields is
+  // checked against the cone, and what exceeds it given back to all its
+  // nodes alike (objects with pins, or touching several colliders, are
+  // left as they are).
+  const std::vector<PdContact>& contacts = system_.contacts();
+  std::vector<int64_t> group(s_.objects.size(), -1);  // the collider it touches; -2: several
+  std::vector<Vec3d> normal(s_.objects.size(), Vec3d::Zero());
+  std::vector<double> mu(s_.objects.size(), 0.0);
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    if (!(push[k] > 0)) continue;
+    const uint32_t o = proxy_object_[contacts[k].proxy];
+    const int64_t c = contacts[k].collider;
+    group[o] = group[o] == -1 || group[o] == c ? c : -2;
+    normal[o] += push[k] * contacts[k].normal;
+    mu[o] = 0.5 * (double(colliders_[std::size_t(c)].friction) + friction_[contacts[k].proxy]);
+  }
+  for (std::size_t o = 0; o < s_.objects.size(); ++o) {
+    if (group[o] < 0) continue;
+    const SoftObject& ob = s_.objects[o];
+    bool pinned = false;
+    Vec3d J = Vec3d::Zero();
+    double mass = 0;
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
+      pinned = pinned || s_.pinned[i];
+      J += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]);
+      mass += s_.mass[i];
+    }
+    if (pinned) continue;
+    const Vec3d n = normal[o].normalized();
+    const double jn = std::max(0.0, J.dot(n));
+    const Vec3d jt = J - J.dot(n) * n;
+    const double jt_len = jt.norm();
+    if (jt_len <= mu[o] * jn) continue;
+    const Vec3d back = -(1.0 - mu[o] * jn / jt_len) * jt / mass;
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) v_.row(Eigen::Index(i)) += back.transpose();
+  }
 }
 
 void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& st) {
@@ -145,11 +270,17 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   const float t_end = float(time + h);
 
   // (x, v) => y: the nodes' inertial targets.
+  x_.resize(Eigen::Index(n), 3);
+  v_.resize(Eigen::Index(n), 3);
   y_.resize(Eigen::Index(n), 3);
+  accel_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    Vec3d a = g;
+    Vec3d& a = accel_[i];
+    a = g;
     if (!fields_.empty())
       a += to_vec3d(fields_accel(fields_.data(), uint32_t(fields_.size()), to_vec3f(s_.x[i]), to_vec3f(s_.v[i])));
+    x_.row(Eigen::Index(i)) = s_.x[i].transpose();
+    v_.row(Eigen::Index(i)) = s_.v[i].transpose();
     y_.row(Eigen::Index(i)) = (s_.x[i] + h * s_.v[i] + h * h * a).transpose();
   }
   times_.inertia = clock.lap();
@@ -188,39 +319,54 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   times_.global = global_s;
   put_back(x, t_end);
 
-  // Velocities, friction against the colliders' surfaces, damping.
-  const double decay = std::exp(-double(params_.damping) * h);
+  // Velocities; then friction against the colliders' surfaces at each
+  // contact (in order: contacts sharing nodes see each other's change).
+  for (std::size_t i = 0; i < n; ++i) v_.row(Eigen::Index(i)) = (x.row(Eigen::Index(i)) - x_.row(Eigen::Index(i))) / h;
   const std::vector<PdContact>& contacts = system_.contacts();
+  const std::vector<double> push = contact_forces(x, h);
+  int touching = 0;
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    const PdContact& c = contacts[k];
+    if (!(push[k] > 0)) continue;
+    ++touching;
+    // The point's mass as an impulse there moves it: 1 / sum w_a^2 / m_a
+    // over its free nodes.
+    const PdProxy& pr = proxies_[c.proxy];
+    double inv_mass = 0;
+    for (int a = 0; a < pr.count; ++a) {
+      const std::size_t i = std::size_t(pr.node[std::size_t(a)]);
+      if (!s_.pinned[i]) inv_mass += pr.w[std::size_t(a)] * pr.w[std::size_t(a)] / s_.mass[i];
+    }
+    if (inv_mass <= 0) continue;
+    // Coulomb: the tangential velocity relative to the surface loses at most
+    // mu times the normal impulse (push h) over the point's mass; a contact's
+    // friction is the mean of its two surfaces' (as the bodies').
+    const Collider& col = colliders_[std::size_t(c.collider)];
+    const double mu = 0.5 * (double(col.friction) + friction_[c.proxy]);
+    const Vec3d xp = system_.proxy_point(c.proxy, x), vp = system_.proxy_point(c.proxy, v_);
+    const Vec3d cv = to_vec3d(collider_velocity(col, to_vec3f(xp), t_end));
+    const Vec3d rel = vp - cv;
+    const double vn = rel.dot(c.normal);
+    Vec3d vt = rel - vn * c.normal;
+    const double vt_len = vt.norm(), dv = mu * push[k] * h * inv_mass;
+    vt *= vt_len > dv ? 1.0 - dv / vt_len : 0.0;
+    const Vec3d change_p = cv + std::max(vn, 0.0) * c.normal + vt - vp;
+    for (int a = 0; a < pr.count; ++a) {
+      const std::size_t i = std::size_t(pr.node[std::size_t(a)]);
+      if (!s_.pinned[i])
+        v_.row(Eigen::Index(i)) += (pr.w[std::size_t(a)] / (s_.mass[i] * inv_mass)) * change_p.transpose();
+    }
+  }
+  coulomb_bound(push, h);
+  // Damping; the state.
+  const double decay = std::exp(-double(params_.damping) * h);
   float vmax = 0;
   uint32_t bad = 0;
-  int touching = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const Vec3d xi = x.row(Eigen::Index(i)).transpose();
-    Vec3d v = (xi - s_.x[i]) / h;
-    if (const int32_t k = in_contact_[i]; k >= 0) {
-      const PdContact& c = contacts[std::size_t(k)];
-      const double push = system_.contact_force(std::size_t(k), x);  // N, along the normal
-      if (push > 0) {
-        ++touching;
-        // Coulomb: the tangential velocity relative to the surface loses at
-        // most mu times the normal impulse over the mass; a contact's
-        // friction is the mean of its two surfaces' (as the bodies').
-        const Collider& col = colliders_[std::size_t(c.collider)];
-        const double mu = 0.5 * (double(col.friction) + friction_[i]);
-        const Vec3d cv = to_vec3d(collider_velocity(col, to_vec3f(xi), t_end));
-        const Vec3d rel = v - cv;
-        const double vn = rel.dot(c.normal);
-        Vec3d vt = rel - vn * c.normal;
-        const double vt_len = vt.norm(), dv = mu * push * h / s_.mass[i];
-        vt *= vt_len > dv ? 1.0 - dv / vt_len : 0.0;
-        v = cv + std::max(vn, 0.0) * c.normal + vt;
-      }
-    }
-    v *= decay;
-    s_.x[i] = xi;
-    s_.v[i] = v;
-    if (!xi.allFinite() || !v.allFinite()) ++bad;
-    vmax = std::max(vmax, float(v.norm()));
+    s_.x[i] = x.row(Eigen::Index(i)).transpose();
+    s_.v[i] = decay * v_.row(Eigen::Index(i)).transpose();
+    if (!s_.x[i].allFinite() || !s_.v[i].allFinite()) ++bad;
+    vmax = std::max(vmax, float(s_.v[i].norm()));
   }
   times_.velocity = clock.lap();
   max_speed_ = vmax;

@@ -63,6 +63,7 @@ void SoftBodies::append(const SoftBodies& o) {
   rest.insert(rest.end(), o.rest.begin(), o.rest.end());
   mass.insert(mass.end(), o.mass.begin(), o.mass.end());
   pinned.insert(pinned.end(), o.pinned.begin(), o.pinned.end());
+  touches.insert(touches.end(), o.touches.begin(), o.touches.end());
   pin_target.insert(pin_target.end(), o.pin_target.begin(), o.pin_target.end());
   for (auto t : o.tets) {
     for (auto& i : t) i += int32_t(n0);
@@ -138,6 +139,7 @@ void start_nodes(SoftBodies& s, const std::vector<Vec3d>& p) {
   s.v.assign(p.size(), Vec3d::Zero());
   s.mass.assign(p.size(), 0.0);
   s.pinned.assign(p.size(), 0);
+  s.touches.assign(p.size(), 0);
   s.pin_target = p;
 }
 
@@ -262,6 +264,9 @@ SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double h,
         }
       }
   start_nodes(s, p);
+  // Nodes inside the surface (or on it, to the sampling's round-off) meet colliders.
+  for (std::size_t i = 0; i < p.size(); ++i)
+    s.touches[i] = collider_sdf(inside, vec3(float(p[i].x()), float(p[i].y()), float(p[i].z())), 0.0f).distance <= 1e-4 * h;
   for (auto& t : tets) {
     const Vec3d &a = p[std::size_t(t[0])], &b = p[std::size_t(t[1])], &c = p[std::size_t(t[2])], &d = p[std::size_t(t[3])];
     if ((b - a).cross(c - a).dot(d - a) < 0) std::swap(t[2], t[3]);

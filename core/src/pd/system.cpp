@@ -374,7 +374,8 @@ struct PdSystem::Factor {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
 };
 
-void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, double h, PdMethod method) {
+void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, std::vector<PdProxy> proxies, double h,
+                     PdMethod method) {
   const auto t0 = std::chrono::steady_clock::now();
   c_ = &c;
   n_ = mass.size();
@@ -392,14 +393,26 @@ void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, do
     m(Eigen::Index(i)) = mass[i] / (h * h);
   }
   A += Eigen::SparseMatrix<double, Eigen::RowMajor>(m.asDiagonal());
+  // Room in the pattern for every proxy's contact, w g g^T (explicit zeros),
+  // so that slots change values only and the analysis holds.
+  {
+    std::vector<Eigen::Triplet<double>> room;
+    for (const PdProxy& p : proxies)
+      for (int a = 0; a < p.count; ++a)
+        for (int b = 0; b < p.count; ++b) room.emplace_back(p.node[std::size_t(a)], p.node[std::size_t(b)], 0.0);
+    Eigen::SparseMatrix<double, Eigen::RowMajor> R{Eigen::Index(n_), Eigen::Index(n_)};
+    R.setFromTriplets(room.begin(), room.end());
+    A += R;
+  }
   A.makeCompressed();
+  proxies_ = std::move(proxies);
   A_base_ = A;
   A_ = A;
   base_diag_ = A.diagonal();
   diag_ = base_diag_;
   contacts_.clear();
-  slot_.assign(n_, -1);
-  slot_node_.clear();
+  slot_.assign(proxies_.size(), -1);
+  slot_proxy_.clear();
   slot_w_.clear();
   slot_contact_.clear();
   factor_.reset();
@@ -418,20 +431,29 @@ void PdSystem::factor() {
   if (factor_->ldlt.info() != Eigen::Success) throw Error("PdSystem: the global matrix could not be factored");
 }
 
-void PdSystem::set_contact_slots(const std::vector<uint32_t>& nodes, const std::vector<double>& w) {
+Vec3d PdSystem::proxy_point(uint32_t k, const PdMatrix& x) const {
+  const PdProxy& p = proxies_[k];
+  Vec3d s = Vec3d::Zero();
+  for (int a = 0; a < p.count; ++a) s += p.w[std::size_t(a)] * x.row(p.node[std::size_t(a)]).transpose();
+  return s;
+}
+
+void PdSystem::set_contact_slots(const std::vector<uint32_t>& which, const std::vector<double>& w) {
   A_ = A_base_;
-  diag_ = base_diag_;
   std::fill(slot_.begin(), slot_.end(), -1);
-  slot_node_ = nodes;
+  slot_proxy_ = which;
   slot_w_ = w;
-  slot_contact_.assign(nodes.size(), -1);
+  slot_contact_.assign(which.size(), -1);
   contacts_.clear();
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
-    const auto i = Eigen::Index(nodes[k]);
-    slot_[std::size_t(i)] = int32_t(k);
-    A_.coeffRef(i, i) += w[k];
-    diag_(i) += w[k];
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    slot_[which[k]] = int32_t(k);
+    const PdProxy& p = proxies_[which[k]];
+    for (int a = 0; a < p.count; ++a)
+      for (int b = 0; b < p.count; ++b)
+        A_.coeffRef(p.node[std::size_t(a)], p.node[std::size_t(b)]) += w[k] * p.w[std::size_t(a)] * p.w[std::size_t(b)];
   }
+  if (A_.nonZeros() != A_base_.nonZeros()) throw Error("PdSystem: a contact slot fell outside the analysed pattern");
+  diag_ = A_.diagonal();
   factor();
   if (factor_) ++refactorisations_;
 }
@@ -439,21 +461,20 @@ void PdSystem::set_contact_slots(const std::vector<uint32_t>& nodes, const std::
 void PdSystem::set_contacts(std::vector<PdContact> contacts) {
   std::fill(slot_contact_.begin(), slot_contact_.end(), -1);
   for (std::size_t k = 0; k < contacts.size(); ++k) {
-    if (!has_slot(contacts[k].node)) throw Error("PdSystem: a contact on a node without a contact slot");
-    slot_contact_[std::size_t(slot_[contacts[k].node])] = int32_t(k);
+    if (!has_slot(contacts[k].proxy)) throw Error("PdSystem: a contact on a point without a contact slot");
+    slot_contact_[std::size_t(slot_[contacts[k].proxy])] = int32_t(k);
   }
   contacts_ = std::move(contacts);
 }
 
 Vec3d PdSystem::contact_projection(const PdContact& c, const PdMatrix& x) const {
-  const Vec3d xi = x.row(Eigen::Index(c.node)).transpose();
-  return xi + std::max(0.0, c.offset - c.normal.dot(xi)) * c.normal;
+  const Vec3d xp = proxy_point(c.proxy, x);
+  return xp + std::max(0.0, c.offset - c.normal.dot(xp)) * c.normal;
 }
 
 double PdSystem::contact_force(std::size_t k, const PdMatrix& x) const {
-  const Vec3d xi = x.row(Eigen::Index(contacts_[k].node)).transpose();
-  const double w = slot_w_[std::size_t(slot_[contacts_[k].node])];
-  return w * (contact_projection(contacts_[k], x) - xi).dot(contacts_[k].normal);
+  const PdContact& c = contacts_[k];
+  return slot_w_[std::size_t(slot_[c.proxy])] * (contact_projection(c, x) - proxy_point(c.proxy, x)).dot(c.normal);
 }
 
 std::size_t PdSystem::memory_bytes() const {
@@ -468,7 +489,7 @@ double PdSystem::objective(const PdMatrix& x, const PdMatrix& y) const {
   for (std::size_t i = 0; i < n_; ++i) inertia += mass_[i] * (x.row(Eigen::Index(i)) - y.row(Eigen::Index(i))).squaredNorm();
   double contact = 0;
   for (const PdContact& c : contacts_)
-    contact += 0.5 * slot_w_[std::size_t(slot_[c.node])] * (contact_projection(c, x) - x.row(Eigen::Index(c.node)).transpose()).squaredNorm();
+    contact += 0.5 * slot_w_[std::size_t(slot_[c.proxy])] * (contact_projection(c, x) - proxy_point(c.proxy, x)).squaredNorm();
   return inertia / (2 * h_ * h_) + c_->energy(x) + contact;
 }
 
@@ -481,11 +502,13 @@ void PdSystem::rhs(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x, PdMa
   b.resize(Eigen::Index(n_), 3);
   b.noalias() = GtW_ * p;
   for (std::size_t i = 0; i < n_; ++i) b.row(Eigen::Index(i)) += mass_[i] / (h_ * h_) * y.row(Eigen::Index(i));
-  // A slot's projection: onto its contact's plane, or (no contact) the node itself.
-  for (std::size_t k = 0; k < slot_node_.size(); ++k) {
-    const Eigen::Index i = Eigen::Index(slot_node_[k]);
-    if (slot_contact_[k] >= 0) b.row(i) += slot_w_[k] * contact_projection(contacts_[std::size_t(slot_contact_[k])], x).transpose();
-    else b.row(i) += slot_w_[k] * x.row(i);
+  // A slot's projection: onto its contact's plane, or (no contact) the
+  // point where it is; g w p spread over the proxy's nodes.
+  for (std::size_t k = 0; k < slot_proxy_.size(); ++k) {
+    const PdProxy& pr = proxies_[slot_proxy_[k]];
+    const Vec3d p = slot_contact_[k] >= 0 ? contact_projection(contacts_[std::size_t(slot_contact_[k])], x)
+                                          : proxy_point(slot_proxy_[k], x);
+    for (int a = 0; a < pr.count; ++a) b.row(pr.node[std::size_t(a)]) += slot_w_[k] * pr.w[std::size_t(a)] * p.transpose();
   }
 }
 

@@ -11,6 +11,8 @@ const SOCKET_COLORS: Record<string, string> = {
   volumes: "#ba68c8",
   mesh: "#81c784",
   bodies: "#e57373",
+  soft: "#f06292",
+  forces: "#90a4ae",
 };
 const socketColor = (t: string) => SOCKET_COLORS[t] ?? "#bbbbbb";
 

@@ -144,6 +144,42 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
   void finish(CookContext& ctx) override { ctx.output("mesh", solver_->state().deformed_surface()); }
 };
 
+// Soft bodies' surfaces as a collider of a liquid (one way): each frame the
+// deformed closed surface is sampled as a signed distance about the nodes'
+// centre of mass and moves on with their mean velocity and angular velocity
+// (the liquid's substeps between two frames see it go that way).
+class ColliderSoftNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto soft = ctx.input<SoftBodies>("soft");
+    if (soft->size() == 0) throw Error(ctx.where() + ": input 'soft' holds no soft body");
+    // Centre of mass, momentum, and the angular velocity I^-1 L about the centre.
+    const double mass = soft->total_mass();
+    Vec3d c = Vec3d::Zero(), v = Vec3d::Zero(), L = Vec3d::Zero();
+    for (std::size_t i = 0; i < soft->size(); ++i) c += soft->mass[i] * soft->x[i], v += soft->mass[i] * soft->v[i];
+    c /= mass;
+    v /= mass;
+    Eigen::Matrix3d I = Eigen::Matrix3d::Zero();
+    for (std::size_t i = 0; i < soft->size(); ++i) {
+      const Vec3d r = soft->x[i] - c;
+      L += soft->mass[i] * r.cross(soft->v[i] - v);
+      I += soft->mass[i] * (r.squaredNorm() * Eigen::Matrix3d::Identity() - r * r.transpose());
+    }
+    const Vec3d w = I.determinant() > 0 ? Vec3d(I.ldlt().solve(L)) : Vec3d::Zero();
+    Mesh m = soft->deformed_surface();
+    const Vec3f cf = vec3(float(c.x()), float(c.y()), float(c.z()));
+    for (Vec3f& p : m.points) p = p - cf;
+    Collider col;
+    Colliders out;
+    out.grids.push_back(sample_mesh_shape(ctx, m, ctx.param_float("voxel_size"), col));
+    set_motion(col, cf, mat3_identity(), vec3(float(v.x()), float(v.y()), float(v.z())),
+               vec3(float(w.x()), float(w.y()), float(w.z())), ctx.time());
+    col.friction = float(ctx.param_float("friction"));
+    out.shapes.push_back(col);
+    ctx.output("colliders", std::move(out));
+  }
+};
+
 // A flat rectangle of rows x columns quads (Houdini's Grid SOP).
 class GridNode final : public Node {
  public:
@@ -218,6 +254,20 @@ void register_soft(Registry& r) {
                      "of more tetrahedra (six per cell).");
     material_params(s, d, false);
     r.add(std::move(s.make<SoftBodyNode>()));
+  }
+  {
+    NodeSpec s("ColliderSoft", "Colliders",
+               "Soft bodies' deformed surfaces (closed: SoftBody, not Cloth) as a collider of a liquid, one way: "
+               "sampled every frame as a signed distance, moving on at the bodies' mean velocity and angular "
+               "velocity until the next frame. The liquid does not push the soft bodies back.");
+    s.input("soft", "soft", "Soft bodies (a PDSolver's output).")
+        .output("colliders", "colliders", "The surfaces as one sampled shape.")
+        .param_float("voxel_size", 0.0, 0.0, {}, "m",
+                     "Sampling spacing; about the liquid's particle radius resolves contact well (0: 1/64 of the "
+                     "surface's largest extent).")
+        .param_float("friction", 0.0, 0.0, 10.0, "", "Coulomb coefficient the liquid meets.");
+    s.time_dependent = true;
+    r.add(std::move(s.make<ColliderSoftNode>()));
   }
   {
     NodeSpec s("PDSolver", "Solvers",

@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "eddy/core/cpu_executor.h"
@@ -358,6 +359,39 @@ TEST(PdSolver, PinnedClothHangsStill) {
   const SoftBodies& s = solver.state();
   for (std::size_t i = 0; i < s.size(); ++i)
     if (s.pinned[i]) EXPECT_LT((s.x[i] - s.pin_target[i]).norm(), 1e-5);
+}
+
+}  // namespace
+}  // namespace eddy
+
+namespace eddy {
+namespace {
+
+// A soft cube sliding on a floor at v0 with Coulomb friction mu stops
+// after v0^2 / (2 mu g) (the contacts' sideways hold from iterations that
+// stop short is given back: without it, 0.32 m of the 0.73).
+TEST(PdSolver, SlidesAsCoulombFrictionSays) {
+  SoftMaterial mat;
+  mat.young_modulus = 1e5;
+  mat.friction = 0.1;
+  SoftBodies cube = soft_cube(0.1, 0.025, mat);
+  for (auto& v : cube.v) v = Vec3d(1.2, 0, 0);
+  PdParams p;
+  p.collision_margin = 0.0f;
+  PdSolver solver(p, 2);
+  solver.load(cube);
+  Collider floor;
+  floor.friction = 0.1f;
+  solver.set_colliders({floor});
+  const double h = p.time_step;
+  for (int k = 0; k < int(1.5 / h); ++k) solver.step(float(h), float(k * h));
+  double cx = 0;
+  for (const Vec3d& x : solver.state().x) cx += x.x();
+  cx /= double(solver.size());
+  const double expected = 1.2 * 1.2 / (2 * 0.1 * 9.81);
+  std::printf("slid %.4f m, Coulomb %.4f m\n", cx, expected);
+  EXPECT_NEAR(cx / expected, 1.0, 0.05);
+  EXPECT_LT(solver.max_speed(), 0.01f);
 }
 
 }  // namespace

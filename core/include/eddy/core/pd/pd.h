@@ -99,6 +99,13 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   void find_contacts(float t, double h);
   // Nodes not held by a contact that ended inside a collider, put back on it.
   int put_back(PdMatrix& x, float t);
+  void move_proxy(uint32_t k, const Vec3d& d, PdMatrix& x) const;
+  // Each contact's normal force (N) for friction, after the iterations
+  // (v_: the step's new velocities).
+  std::vector<double> contact_forces(const PdMatrix& x, double h) const;
+  // Gives back the sideways momentum an object's contacts with one collider
+  // took beyond Coulomb's cone (v_ after friction).
+  void coulomb_bound(const std::vector<double>& push, double h);
 
   SoftBodies s_;
   std::unique_ptr<CpuExecutor> exec_;
@@ -106,9 +113,12 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   PdSystem system_;
   std::vector<Collider> colliders_;
   std::vector<ForceField> fields_;
-  PdMatrix x_, y_, p_, b_, prev_, next_;
-  std::vector<int32_t> in_contact_;  // per node: its contact in system_.contacts(), -1 none
-  std::vector<double> friction_;   // per node: its object's Coulomb coefficient
+  PdMatrix x_, v_, y_, p_, b_, prev_, next_;  // x_, v_: the step's start
+  std::vector<PdProxy> proxies_;     // the points that meet colliders (surface points on their nodes)
+  std::vector<int32_t> in_contact_;  // per proxy: its contact in system_.contacts(), -1 none
+  std::vector<double> friction_;     // per proxy: its object's Coulomb coefficient
+  std::vector<uint32_t> proxy_object_;  // per proxy: its object
+  std::vector<Vec3d> accel_;         // per node: gravity and fields this step
   PdStageTimes times_;
   std::function<void(int, const PdMatrix&, const PdMatrix&)> probe_;
 };

@@ -56,6 +56,8 @@ struct SoftBodies {
   std::vector<Vec3d> rest;        // m, the rest shape
   std::vector<double> mass;       // kg
   std::vector<uint8_t> pinned;    // 1: held at pin_target
+  std::vector<uint8_t> touches;   // 1: the node meets colliders itself (a soft body's lattice nodes inside
+                                  // its surface; a cloth's nodes are its surface points, which meet them)
   std::vector<Vec3d> pin_target;  // m, where a pinned node is held
   // Elements, indices into the nodes.
   std::vector<std::array<int32_t, 4>> tets;  // positively oriented in the rest shape
@@ -94,7 +96,8 @@ SoftBodies make_cloth(const Mesh& mesh, const SoftMaterial& m, const std::string
 // (Freudenthal, conforming across cells); the surface's points embedded in
 // the tetrahedron that holds them (or, outside every kept cell, in the
 // nearest one, extrapolated). Masses sum to density times the volume the
-// surface encloses. Throws eddy::Error naming `name` when no cell is inside.
+// surface encloses. The surface's points and the lattice nodes inside it
+// meet colliders; nodes outside it (corners of cells poking out) do not. Throws eddy::Error naming `name` when no cell is inside.
 SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double cell_size, const SoftMaterial& m,
                           const std::string& name);
 

@@ -42,6 +42,7 @@
 //                        node's triangles' area: D/2 (2H)^2 A_i per node)
 //   spring               an edge, P = its rest length      w = k (N/m)
 //   pin                  a node, P = its target            w = pin_weight
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -118,10 +119,19 @@ enum class PdMethod : int32_t { Cholesky = 0, Chebyshev = 1 };
 inline constexpr EnumName<PdMethod> kPdMethodNames[] = {{PdMethod::Cholesky, "cholesky"},
                                                          {PdMethod::Chebyshev, "chebyshev"}};
 
-// A node held on one side of a plane for a step (a collider's surface,
-// linearised where the node is headed): n . x >= offset.
+// A point that meets the colliders: one of the user's surface points,
+// riding on up to four nodes by fixed weights (a cloth's point is its node,
+// weight 1). A soft body touches with its own surface, not its lattice.
+struct PdProxy {
+  std::array<int32_t, 4> node{0, 0, 0, 0};
+  std::array<double, 4> w{1, 0, 0, 0};
+  int count = 1;  // nodes used
+};
+
+// A proxy held on one side of a plane for a step (a collider's surface,
+// linearised where the point is headed): n . x >= offset.
 struct PdContact {
-  uint32_t node = 0;
+  uint32_t proxy = 0;
   Vec3d normal = Vec3d::UnitY();
   double offset = 0;
   int32_t collider = -1;
@@ -129,17 +139,19 @@ struct PdContact {
 
 // The local-global solver of one step over fixed constraints: the matrix
 // (M/h^2 + G^T W G) factored once (Cholesky) or split into its diagonal
-// (Chebyshev). Contacts are constraints too: a node near a collider gets a
-// contact slot, a weight on the matrix's diagonal, and in each step either
-// touches (its projection: onto its side of the surface's plane) or not
-// (its projection: the node where it is, as the free space holds it). So
-// the matrix changes, and is factored again (numerically, its pattern
-// analysed once), only when the nodes with slots change, not with every
-// contact made or broken.
+// (Chebyshev). Contacts are constraints too, each on a proxy point's row
+// g . x (its weights over its nodes): a proxy near a collider gets a
+// contact slot, w g g^T on the matrix, and in each step either touches (its
+// projection: onto its side of the surface's plane) or not (its
+// projection: the point where it is, as the free space holds it). So the
+// matrix changes, and is factored again (numerically, its pattern analysed
+// once with room for every proxy), only when the proxies with slots
+// change, not with every contact made or broken.
 class PdSystem {
  public:
-  // masses: one per node (positive).
-  void build(const PdConstraints& c, const std::vector<double>& mass, double h, PdMethod method);
+  // masses: one per node (positive); proxies: the points that may touch.
+  void build(const PdConstraints& c, const std::vector<double>& mass, std::vector<PdProxy> proxies, double h,
+             PdMethod method);
   bool ready() const { return n_ > 0; }
   double h() const { return h_; }
   PdMethod method() const { return method_; }
@@ -151,13 +163,16 @@ class PdSystem {
   // The matrix's diagonal without contacts (a contact's weight is a
   // multiple of it).
   double base_diagonal(std::size_t i) const { return base_diag_(Eigen::Index(i)); }
-  // Contact slots on `nodes` with weights w (a refactorisation).
-  void set_contact_slots(const std::vector<uint32_t>& nodes, const std::vector<double>& w);
-  bool has_slot(uint32_t node) const { return node < slot_.size() && slot_[node] >= 0; }
-  // The step's contacts; each contact's node must have a slot.
+  const std::vector<PdProxy>& proxies() const { return proxies_; }
+  // A proxy's position in x (or any per-node rows: velocities).
+  Vec3d proxy_point(uint32_t k, const PdMatrix& x) const;
+  // Contact slots on the proxies `which` with weights w (a refactorisation).
+  void set_contact_slots(const std::vector<uint32_t>& which, const std::vector<double>& w);
+  bool has_slot(uint32_t proxy) const { return proxy < slot_.size() && slot_[proxy] >= 0; }
+  // The step's contacts; each contact's proxy must have a slot.
   void set_contacts(std::vector<PdContact> contacts);
   const std::vector<PdContact>& contacts() const { return contacts_; }
-  // The force (N, along the normal) contact k pushes its node with at x.
+  // The force (N, along the normal) contact k pushes its proxy with at x.
   double contact_force(std::size_t k, const PdMatrix& x) const;
 
   // F(x) for the inertial target y (contacts included).
@@ -184,9 +199,10 @@ class PdSystem {
   std::vector<double> mass_;
   Eigen::SparseMatrix<double, Eigen::RowMajor> A_base_, A_, GtW_;
   Eigen::VectorXd base_diag_, diag_;
+  std::vector<PdProxy> proxies_;
   std::vector<PdContact> contacts_;
-  std::vector<int32_t> slot_;          // per node: its slot, -1 none
-  std::vector<uint32_t> slot_node_;    // per slot: its node
+  std::vector<int32_t> slot_;          // per proxy: its slot, -1 none
+  std::vector<uint32_t> slot_proxy_;   // per slot: its proxy
   std::vector<double> slot_w_;         // per slot: its weight
   std::vector<int32_t> slot_contact_;  // per slot: its contact this step, -1 none
   struct Factor;
