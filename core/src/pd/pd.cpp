@@ -54,6 +54,10 @@ PdSolver::~PdSolver() = default;
 void PdSolver::factor(double h) {
   constraints_.build(s_, params_.pin_stiffness);
   system_.build(constraints_, s_.mass, proxies_, h, params_.method);
+  pin_of_node_.assign(s_.size(), -1);
+  const std::vector<PdConstraint>& c = constraints_.constraints();
+  for (std::size_t k = 0; k < c.size(); ++k)
+    if (c[k].kind == PdKind::Pin) pin_of_node_[constraints_.row_node(c[k].row)] = int32_t(k);
 }
 
 void PdSolver::load(const SoftBodies& s) {
@@ -282,6 +286,18 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
     x_.row(Eigen::Index(i)) = s_.x[i].transpose();
     v_.row(Eigen::Index(i)) = s_.v[i].transpose();
     y_.row(Eigen::Index(i)) = (s_.x[i] + h * s_.v[i] + h * h * a).transpose();
+  }
+  // Attached nodes' targets: where their collider takes them by the step's end.
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t a = s_.attach.empty() ? -1 : s_.attach[i];
+    if (a < 0 || pin_of_node_[i] < 0) continue;
+    if (std::size_t(a) >= attach_colliders_.size())
+      throw Error("PdSolver: node " + std::to_string(i) + " is attached to collider " + std::to_string(a) +
+                  ", but only " + std::to_string(attach_colliders_.size()) + " are linked to attach to");
+    const ColliderPose pose = collider_pose(attach_colliders_[std::size_t(a)], t_end);
+    const Vec3f p = pose.center + pose.rotation * to_vec3f(s_.attach_local[i]);
+    s_.pin_target[i] = to_vec3d(p);
+    constraints_.constraints()[std::size_t(pin_of_node_[i])].target = s_.pin_target[i];
   }
   times_.inertia = clock.lap();
   find_contacts(t_end, h);

@@ -65,6 +65,8 @@ void SoftBodies::append(const SoftBodies& o) {
   pinned.insert(pinned.end(), o.pinned.begin(), o.pinned.end());
   touches.insert(touches.end(), o.touches.begin(), o.touches.end());
   pin_target.insert(pin_target.end(), o.pin_target.begin(), o.pin_target.end());
+  attach.insert(attach.end(), o.attach.begin(), o.attach.end());
+  attach_local.insert(attach_local.end(), o.attach_local.begin(), o.attach_local.end());
   for (auto t : o.tets) {
     for (auto& i : t) i += int32_t(n0);
     tets.push_back(t);
@@ -130,6 +132,26 @@ std::size_t SoftBodies::pin_box(std::size_t o, const Vec3d& lo, const Vec3d& hi)
   return count;
 }
 
+std::size_t SoftBodies::attach_to(const std::vector<Collider>& colliders, double distance, float t) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (pinned[i]) continue;
+    const Vec3f p = vec3(float(x[i].x()), float(x[i].y()), float(x[i].z()));
+    for (std::size_t k = 0; k < colliders.size(); ++k) {
+      if (collider_sdf(colliders[k], p, t).distance >= distance) continue;
+      const ColliderPose pose = collider_pose(colliders[k], t);
+      const Vec3f q = mul_transpose(pose.rotation, p - pose.center);
+      pinned[i] = 1;
+      pin_target[i] = x[i];
+      attach[i] = int32_t(k);
+      attach_local[i] = Vec3d(q.x, q.y, q.z);
+      ++count;
+      break;
+    }
+  }
+  return count;
+}
+
 namespace {
 
 // One object's node arrays, sized n and at rest at `p`.
@@ -141,6 +163,8 @@ void start_nodes(SoftBodies& s, const std::vector<Vec3d>& p) {
   s.pinned.assign(p.size(), 0);
   s.touches.assign(p.size(), 0);
   s.pin_target = p;
+  s.attach.assign(p.size(), -1);
+  s.attach_local.assign(p.size(), Vec3d::Zero());
 }
 
 void check_material(const SoftMaterial& m, const std::string& name) {

@@ -103,8 +103,8 @@ bool apply_sources(const CookContext& ctx, Points& pts);
 // without faces or not closed.
 std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, const Mesh& mesh, double dx,
                                                             Collider& c);
-// Every collider linked into the `colliders` input.
-std::vector<Collider> input_colliders(const CookContext& ctx);
+// Every collider linked into the `colliders` input (or another of colliders).
+std::vector<Collider> input_colliders(const CookContext& ctx, const std::string& socket = "colliders");
 // Every force field linked into the `forces` input (none when the node has no such input).
 std::vector<ForceField> input_force_fields(const CookContext& ctx);
 // A hash of every parameter: a change restarts the simulation.

@@ -125,6 +125,24 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
     return std::make_unique<PdSolver>(read_params(ctx), ctx.threads());
   }
   void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
+  void meet(CookContext& ctx, bool, const std::vector<Collider>& colliders) override {
+    solver_->set_colliders(colliders);
+    solver_->set_attach_colliders(input_colliders(ctx, "attach"));
+  }
+  // At the start frame, the nodes near the `attach` colliders are pinned to them.
+  void load(CookContext& ctx, const SoftBodies& from) override {
+    if (ctx.previous() || ctx.input_count("attach") == 0) {
+      solver_->load(from);
+      return;
+    }
+    SoftBodies s = from;
+    const std::size_t n = s.attach_to(input_colliders(ctx, "attach"), ctx.param_float("attach_distance"), float(ctx.time()));
+    if (n == 0)
+      throw Error(ctx.where() + ".params.attach_distance: no node lies within " +
+                  std::to_string(ctx.param_float("attach_distance")) + " m of the colliders linked to 'attach'");
+    ctx.info(std::to_string(n) + " nodes attached");
+    solver_->load(s);
+  }
 
   void advance(CookContext& ctx, double t0, double frame_dt) override {
     const PdFrameStats st = pd_advance_frame(*solver_, t0, frame_dt, ctx.frame(), [&](int s, int n) {
@@ -282,9 +300,16 @@ void register_soft(Registry& r) {
         .input("colliders", "colliders", "Collider shapes (optional; any number).", true, true)
         .input("forces", "forces", "Force fields (ForceField; any number), acting on every node (wind on a flag).",
                true, true)
+        .input("attach", "colliders",
+               "Colliders to attach to (optional; any number): at the start frame every node within "
+               "attach_distance of one is pinned to it and moves with it from then on, animated or not (a flag "
+               "on a swaying pole, a cloth held by a moving bar).",
+               true, true)
         .output("soft", "soft", "The soft bodies at this frame.")
         .output("mesh", "mesh", "Their surfaces at this frame, merged, with point normals.");
     table_params(s, pd_param_table());
+    s.param_float("attach_distance", 0.01, 0.0, {}, "m",
+                  "Nodes this close to an `attach` collider at the start frame (or inside it) are attached to it.");
     r.add(std::move(s.make<PdSolverNode>()));
   }
 }

@@ -66,10 +66,10 @@ std::vector<ForceField> input_force_fields(const CookContext& ctx) {
   return fields;
 }
 
-std::vector<Collider> input_colliders(const CookContext& ctx) {
+std::vector<Collider> input_colliders(const CookContext& ctx, const std::string& socket) {
   std::vector<Collider> colliders;
-  for (std::size_t k = 0; k < ctx.input_count("colliders"); ++k) {
-    const auto c = ctx.input<Colliders>("colliders", k);
+  for (std::size_t k = 0; k < ctx.input_count(socket); ++k) {
+    const auto c = ctx.input<Colliders>(socket, k);
     colliders.insert(colliders.end(), c->shapes.begin(), c->shapes.end());
   }
   return colliders;  // the solvers copy sampled grids, so the inputs may go after this frame

@@ -11,6 +11,7 @@
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/pd/pd.h"
+#include "eddy/core/rigid/bodies.h"
 
 namespace eddy {
 namespace {
@@ -392,6 +393,48 @@ TEST(PdSolver, SlidesAsCoulombFrictionSays) {
   std::printf("slid %.4f m, Coulomb %.4f m\n", cx, expected);
   EXPECT_NEAR(cx / expected, 1.0, 0.05);
   EXPECT_LT(solver.max_speed(), 0.01f);
+}
+
+}  // namespace
+}  // namespace eddy
+
+namespace eddy {
+namespace {
+
+// Nodes attached to a collider move with it: a cloth's edge on a bar that
+// slides and turns carries the edge exactly where the bar's motion takes it.
+TEST(PdSolver, AttachedNodesMoveWithTheirCollider) {
+  SoftMaterial mat;
+  mat.young_modulus = 1e6;
+  SoftBodies cloth = make_cloth(grid_mesh(8, 0.4, 1.0), mat, "cloth");
+  Collider bar;  // a capsule along z through the cloth's edge x = -0.2
+  bar.type = ShapeType::Capsule;
+  bar.center = vec3(-0.2f, 1.0f, 0.0f);
+  bar.rotation = rotation_from_euler_degrees(vec3(90.0f, 0.0f, 0.0f));
+  bar.size = vec3(0.01f, 0.3f, 0.0f);
+  bar.velocity = vec3(0.5f, 0.2f, 0.0f);
+  bar.angular_velocity = vec3(0.0f, 0.0f, 1.0f);
+  EXPECT_EQ(cloth.attach_to({bar}, 0.005, 0.0f), 9u);  // the edge's nine nodes
+  const SoftBodies start = cloth;
+  PdParams p;
+  PdSolver solver(p, 2);
+  solver.load(cloth);
+  solver.set_attach_colliders({bar});
+  const double h = p.time_step;
+  const int steps = int(std::lround(1.0 / h));
+  for (int k = 0; k < steps; ++k) solver.step(float(h), float(k * h));
+  const double t = steps * h;
+  const ColliderPose pose = collider_pose(bar, float(t));
+  int attached = 0;
+  for (std::size_t i = 0; i < cloth.size(); ++i) {
+    if (start.attach[i] < 0) continue;
+    ++attached;
+    const ColliderPose p0 = collider_pose(bar, 0.0f);
+    const Vec3f local = mul_transpose(p0.rotation, to_vec3f(start.x[i]) - p0.center);
+    const Vec3d expected = to_vec3d(pose.center + pose.rotation * local);
+    EXPECT_LT((solver.state().x[i] - expected).norm(), 1e-4) << i;
+  }
+  EXPECT_EQ(attached, 9);
 }
 
 }  // namespace

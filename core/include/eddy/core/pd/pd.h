@@ -78,6 +78,9 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   void store(SoftBodies& out) const { out = s_; }
   void set_colliders(const std::vector<Collider>& colliders) override { colliders_ = colliders; }
   void set_force_fields(const std::vector<ForceField>& fields) override { fields_ = fields; }
+  // The colliders that attached nodes move with (SoftBodies::attach_to),
+  // placed for the steps to come (animated ones each frame).
+  void set_attach_colliders(const std::vector<Collider>& colliders) { attach_colliders_ = colliders; }
   void retune(const PdParams& p) override;
   std::size_t size() const override { return s_.size(); }
   std::size_t memory_bytes() const override;
@@ -113,6 +116,8 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   PdSystem system_;
   std::vector<Collider> colliders_;
   std::vector<ForceField> fields_;
+  std::vector<Collider> attach_colliders_;
+  std::vector<int32_t> pin_of_node_;  // per node: its pin constraint, -1 none
   PdMatrix x_, v_, y_, p_, b_, prev_, next_;  // x_, v_: the step's start
   std::vector<PdProxy> proxies_;     // the points that meet colliders (surface points on their nodes)
   std::vector<int32_t> in_contact_;  // per proxy: its contact in system_.contacts(), -1 none

@@ -59,6 +59,10 @@ struct SoftBodies {
   std::vector<uint8_t> touches;   // 1: the node meets colliders itself (a soft body's lattice nodes inside
                                   // its surface; a cloth's nodes are its surface points, which meet them)
   std::vector<Vec3d> pin_target;  // m, where a pinned node is held
+  // Pins that move with a collider (PdSolver::set_attach_colliders): the
+  // collider's index, -1 none, and the node's place in its frame.
+  std::vector<int32_t> attach;
+  std::vector<Vec3d> attach_local;
   // Elements, indices into the nodes.
   std::vector<std::array<int32_t, 4>> tets;  // positively oriented in the rest shape
   std::vector<std::array<int32_t, 3>> tris;  // cloth
@@ -82,6 +86,10 @@ struct SoftBodies {
   // Pins every node of object `o` inside the box (world, at the current
   // positions) to where it is now; returns how many.
   std::size_t pin_box(std::size_t o, const Vec3d& lo, const Vec3d& hi);
+  // Pins every node within `distance` of one of the colliders (at time t)
+  // to it: the node then moves with the collider (a flag on a swaying pole,
+  // a cloth held by a moving bar). Returns how many.
+  std::size_t attach_to(const std::vector<Collider>& colliders, double distance, float t);
 };
 
 // Cloth from a triangle mesh (quads split along their first diagonal): a

@@ -86,6 +86,8 @@ class PdConstraints {
   // G (rows x n) and each row's weight.
   Eigen::SparseMatrix<double, Eigen::RowMajor> matrix(std::size_t nodes) const;
   std::vector<double> row_weights() const;
+  // The first node of row r (a pin's node).
+  int32_t row_node(uint32_t r) const { return node_[row_start_[r]]; }
   // Row r of G x (the row's combination of node positions).
   Vec3d apply_row(uint32_t r, const PdMatrix& x) const;
   // The local step for constraint k: its projections into p (its rows);
