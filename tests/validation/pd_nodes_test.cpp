@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "eddy/core/pd/soft.h"
+#include "eddy/graph/bodies_value.h"
 #include "eddy/graph/soft_value.h"
 #include "../temp_dir.h"
 #include "validation.h"
@@ -159,6 +160,52 @@ TEST(PdNodes, WaterPouredOnAJellyStaysOutOfIt) {
   }
   EXPECT_GT(on_top, 20);
   EXPECT_GT(deepest, -0.5f * water->radius);
+}
+
+// A ball dropped into a hammock (a cloth attached along two edges to bars):
+// stepped two ways with the cloth, it bounces on it, never goes through it,
+// and comes to rest in the sagging cloth.
+TEST(PdNodes, ABallDroppedIntoAHammockRestsInIt) {
+  const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 72], "fps": 24,
+    "nodes": [
+      {"id": "sheet", "type": "Grid", "params": {"size": [1, 1, 1], "center": [0, 0.5, 0], "rows": 20, "columns": 20}},
+      {"id": "cloth", "type": "Cloth", "params": {"young_modulus": 2e6, "thickness": 0.001, "density": 300}},
+      {"id": "left", "type": "ColliderCapsule", "params": {"center": [-0.5, 0.5, 0], "radius": 0.01, "length": 1.2, "rotate": [90, 0, 0]}},
+      {"id": "right", "type": "ColliderCapsule", "params": {"center": [0.5, 0.5, 0], "radius": 0.01, "length": 1.2, "rotate": [90, 0, 0]}},
+      {"id": "ball", "type": "RigidBody", "params": {"shape": "sphere", "radius": 0.1, "density": 500, "position": [0, 0.9, 0]}},
+      {"id": "sim", "type": "PDSolver", "params": {"attach_distance": 0.012, "damping": 4}}
+    ],
+    "links": [
+      {"from": "sheet.mesh", "to": "cloth.mesh"}, {"from": "cloth.soft", "to": "sim.soft"},
+      {"from": "left.colliders", "to": "sim.attach"}, {"from": "right.colliders", "to": "sim.attach"},
+      {"from": "ball.bodies", "to": "sim.bodies"}
+    ]})";
+  const Graph g = parse_graph(scene, builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  Reports reports;
+  e.set_observer(&reports);
+  float closest = 1e30f, lowest = 1e30f;  // the ball's centre above the cloth's middle; the ball's lowest
+  std::shared_ptr<const Bodies> ball;
+  std::shared_ptr<const Mesh> mesh;
+  for (int f = 1; f <= 72; ++f) {
+    const auto out = e.cook("sim", f);
+    ball = out->at("bodies").as<Bodies>();
+    mesh = out->at("mesh").as<Mesh>();
+    ASSERT_EQ(ball->size(), 1u);
+    closest = std::min(closest, float(ball->x[0].y()) - mesh->points[10 * 21 + 10].y);
+    lowest = std::min(lowest, float(ball->x[0].y()));
+  }
+  // At rest in the cloth: the cloth's middle sagged under it, the ball a
+  // radius above that middle.
+  const Vec3f middle = mesh->points[10 * 21 + 10];
+  EXPECT_LT(middle.y, 0.49f);
+  EXPECT_NEAR(ball->x[0].y(), middle.y + 0.1, 0.01);
+  EXPECT_LT(ball->v[0].norm(), 0.05);
+  EXPECT_GT(closest, 0.08f);   // never through the cloth (a radius, less the contacts' give)
+  EXPECT_LT(lowest, middle.y + 0.09f);  // it bounced: sank deeper at the impact than at rest
+  // The attached edges stayed on the bars.
+  EXPECT_NEAR(mesh->points[0].y, 0.5f, 0.002f);
+  EXPECT_NE(reports.lines.back().find("1 bodies"), std::string::npos) << reports.lines.back();
 }
 
 TEST(PdNodes, APinBoxHoldingNothingIsAnError) {

@@ -197,7 +197,8 @@ std::vector<double> PdSolver::contact_forces(const PdMatrix& x, double h) const 
   // floor after 10 iterations: 1.6 times its weight). What an object's
   // contacts with one collider gave it is its momentum change along their
   // normal beyond the step's gravity and fields (its elements' forces sum
-  // to zero); the penalties are scaled down to that, never up.
+  // to zero); the penalties are scaled down to that, never up. Objects with
+  // pins keep their penalties as they are.
   const std::vector<PdContact>& contacts = system_.contacts();
   std::vector<double> push(contacts.size());
   for (std::size_t k = 0; k < contacts.size(); ++k) push[k] = std::max(0.0, system_.contact_force(k, x));
@@ -214,9 +215,13 @@ std::vector<double> PdSolver::contact_forces(const PdMatrix& x, double h) const 
     const Vec3d nrm = normal[gi].normalized();
     const SoftObject& ob = s_.objects[gi / colliders_.size()];
     double impulse = 0;
-    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i)
+    bool pinned = false;
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
       impulse += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]).dot(nrm);
-    total[gi] = std::clamp(impulse / (h * total[gi]), 0.0, 1.0);  // now the group's scale
+      pinned = pinned || s_.pinned[i];
+    }
+    // (pins push too: an object held by them keeps its penalties)
+    total[gi] = pinned ? 1.0 : std::clamp(impulse / (h * total[gi]), 0.0, 1.0);  // now the group's scale
   }
   for (std::size_t k = 0; k < contacts.size(); ++k) push[k] *= total[group(contacts[k])];
   return push;
@@ -263,6 +268,33 @@ void PdSolver::coulomb_bound(const std::vector<double>& push, double h) {
     if (jt_len <= mu[o] * jn) continue;
     const Vec3d back = -(1.0 - mu[o] * jn / jt_len) * jt / mass;
     for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) v_.row(Eigen::Index(i)) += back.transpose();
+  }
+}
+
+void PdSolver::measure_reactions(const PdMatrix& x, const std::vector<double>& push,
+                                 const std::vector<Vec3d>& friction_impulse, double h) {
+  const std::vector<PdContact>& contacts = system_.contacts();
+  reactions_.assign(colliders_.size(), ColliderImpulse{});
+  // Per object: the impulse its contacts gave it, and their total push.
+  std::vector<Vec3d> J(s_.objects.size(), Vec3d::Zero());
+  std::vector<double> total(s_.objects.size(), 0.0);
+  std::vector<uint8_t> pinned(s_.objects.size(), 0);
+  for (std::size_t o = 0; o < s_.objects.size(); ++o) {
+    const SoftObject& ob = s_.objects[o];
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
+      pinned[o] = pinned[o] || s_.pinned[i];
+      J[o] += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]);
+    }
+  }
+  for (std::size_t k = 0; k < contacts.size(); ++k) total[proxy_object_[contacts[k].proxy]] += push[k];
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    if (!(push[k] > 0)) continue;
+    const uint32_t o = proxy_object_[contacts[k].proxy];
+    const Vec3d j = pinned[o] ? Vec3d(push[k] * h * contacts[k].normal + friction_impulse[k]) : Vec3d(J[o] * (push[k] / total[o]));
+    const Vec3d r = system_.proxy_point(contacts[k].proxy, x);
+    const Vec3d m = r.cross(j);
+    ColliderImpulse& out = reactions_[std::size_t(contacts[k].collider)];
+    for (int a = 0; a < 3; ++a) out.linear[a] += j(a), out.angular[a] += m(a);
   }
 }
 
@@ -340,6 +372,7 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   for (std::size_t i = 0; i < n; ++i) v_.row(Eigen::Index(i)) = (x.row(Eigen::Index(i)) - x_.row(Eigen::Index(i))) / h;
   const std::vector<PdContact>& contacts = system_.contacts();
   const std::vector<double> push = contact_forces(x, h);
+  std::vector<Vec3d> friction_impulse(contacts.size(), Vec3d::Zero());
   int touching = 0;
   for (std::size_t k = 0; k < contacts.size(); ++k) {
     const PdContact& c = contacts[k];
@@ -367,6 +400,7 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
     const double vt_len = vt.norm(), dv = mu * push[k] * h * inv_mass;
     vt *= vt_len > dv ? 1.0 - dv / vt_len : 0.0;
     const Vec3d change_p = cv + std::max(vn, 0.0) * c.normal + vt - vp;
+    friction_impulse[k] = change_p / inv_mass;
     for (int a = 0; a < pr.count; ++a) {
       const std::size_t i = std::size_t(pr.node[std::size_t(a)]);
       if (!s_.pinned[i])
@@ -374,6 +408,7 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
     }
   }
   coulomb_bound(push, h);
+  if (track_) measure_reactions(x, push, friction_impulse, h);
   // Damping; the state.
   const double decay = std::exp(-double(params_.damping) * h);
   float vmax = 0;

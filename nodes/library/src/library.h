@@ -256,8 +256,9 @@ class SolverNode : public Node {
 // the output is empty.
 class CoupledBodies {
  public:
-  // The spec's `bodies` input, output and the bodies' parameters.
-  static NodeSpec& spec(NodeSpec& s);
+  // The spec's `bodies` input, output and the bodies' parameters; `what`
+  // the solver's matter in their docs.
+  static NodeSpec& spec(NodeSpec& s, const std::string& what = "liquid");
   // The liquid's colliders for the frame (and, linked, the coupling made or
   // kept); `gravity` is the liquid's.
   void meet(CookContext& ctx, SolverBase& liquid, bool restarted, const std::vector<Collider>& colliders,

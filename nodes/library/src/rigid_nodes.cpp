@@ -22,16 +22,17 @@ std::shared_ptr<const Bodies> SolverState<Bodies>::start(const CookContext& ctx)
   return all;
 }
 
-NodeSpec& CoupledBodies::spec(NodeSpec& s) {
+NodeSpec& CoupledBodies::spec(NodeSpec& s, const std::string& what) {
   const RigidParams d;
   s.input("bodies", "bodies",
-          "Rigid bodies stepped with the liquid, two ways (optional; any number, read at the start frame): they "
-          "move as colliders of the liquid, which pushes them back; they meet the colliders and each other as "
-          "in RigidBodySolver (SAP contact, its default contact parameters).",
+          "Rigid bodies stepped with the " + what + ", two ways (optional; any number, read at the start frame): "
+          "they move as colliders of the " + what + ", which pushes them back; they meet the colliders and each "
+          "other as in RigidBodySolver (SAP contact, its default contact parameters).",
           true, true)
       .output("bodies", "bodies", "The bodies of the frame (empty when none are linked).")
       .param_float("body_time_step", d.time_step, 1e-6, 0.1, "s",
-                   "Longest step of the bodies: each liquid substep takes equal body steps of at most this.");
+                   "Longest step of the bodies: each " + what + (what == "liquid" ? " substep" : " step") +
+                       " takes equal body steps of at most this.");
   return s;
 }
 
@@ -69,7 +70,7 @@ std::string CoupledBodies::info() const {
   const CouplingFrameStats& st = coupling_->frame_stats();
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "; %zu bodies: %d steps, liquid force up to %.4g N, up to %d contacts, deepest penetration %.3g mm, "
+                "; %zu bodies: %d steps, pushed with up to %.4g N, up to %d contacts, deepest penetration %.3g mm, "
                 "max speed %.3f m/s",
                 coupling_->rigid().size(), st.rigid.steps, st.max_force, st.rigid.max_contacts,
                 1e3 * st.rigid.penetration, st.rigid.max_speed);

@@ -125,10 +125,14 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
     return std::make_unique<PdSolver>(read_params(ctx), ctx.threads());
   }
   void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
-  void meet(CookContext& ctx, bool, const std::vector<Collider>& colliders) override {
-    solver_->set_colliders(colliders);
+  // The scene's colliders, and linked rigid bodies stepped two ways with the
+  // soft bodies (CoupledBodies: they are colliders of the soft bodies in
+  // each step, and take back the impulses their surfaces gave).
+  void meet(CookContext& ctx, bool restarted, const std::vector<Collider>& colliders) override {
+    bodies_.meet(ctx, *solver_, restarted, colliders, solver_->params().gravity);
     solver_->set_attach_colliders(input_colliders(ctx, "attach"));
   }
+  void release() override { bodies_.release(); }
   // At the start frame, the nodes near the `attach` colliders are pinned to them.
   void load(CookContext& ctx, const SoftBodies& from) override {
     if (ctx.previous() || ctx.input_count("attach") == 0) {
@@ -145,6 +149,7 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
   }
 
   void advance(CookContext& ctx, double t0, double frame_dt) override {
+    bodies_.begin_frame(ctx.frame());
     const PdFrameStats st = pd_advance_frame(*solver_, t0, frame_dt, ctx.frame(), [&](int s, int n) {
       if (s % 4 == 0 || s == n) step_progress(ctx, double(s) / n, "stepping soft bodies");
     });
@@ -157,9 +162,14 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
                   solver_->size(), solver_->constraints().size(), st.steps, solver_->params().iterations,
                   st.max_contacts, 1e3 * st.last_change, st.max_speed, solver_->factor_seconds(),
                   solver_->system().refactorisations(), 1e3 * t.local, 1e3 * t.global);
-    ctx.info(buf);
+    ctx.info(buf + bodies_.info());
   }
-  void finish(CookContext& ctx) override { ctx.output("mesh", solver_->state().deformed_surface()); }
+  void finish(CookContext& ctx) override {
+    ctx.output("mesh", solver_->state().deformed_surface());
+    bodies_.output(ctx);
+  }
+
+  CoupledBodies bodies_;
 };
 
 // Soft bodies' surfaces as a collider of a liquid (one way): each frame the
@@ -293,7 +303,8 @@ void register_soft(Registry& r) {
                "Euler's objective by local-global iterations (every constraint projected in parallel, then one "
                "sparse solve with a matrix factored once). Collides with the colliders (static, moving, animated), "
                "with Coulomb friction. At the start frame it outputs the linked objects; frame f continues from "
-               "frame f - 1. Soft bodies do not yet collide with each other or with rigid bodies.");
+               "frame f - 1. Rigid bodies linked into `bodies` are stepped with them two ways (a ball dropped on a trampoline, "
+               "a box on a jelly). Soft bodies do not yet collide with each other.");
     s.stateful = true;
     s.steps_animations = true;
     s.input("soft", "soft", "Soft bodies and cloths (read at the start frame; any number of links).", false, true)
@@ -307,6 +318,7 @@ void register_soft(Registry& r) {
                true, true)
         .output("soft", "soft", "The soft bodies at this frame.")
         .output("mesh", "mesh", "Their surfaces at this frame, merged, with point normals.");
+    CoupledBodies::spec(s, "soft bodies");
     table_params(s, pd_param_table());
     s.param_float("attach_distance", 0.01, 0.0, {}, "m",
                   "Nodes this close to an `attach` collider at the start frame (or inside it) are attached to it.");

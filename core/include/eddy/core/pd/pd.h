@@ -82,6 +82,17 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   // placed for the steps to come (animated ones each frame).
   void set_attach_colliders(const std::vector<Collider>& colliders) { attach_colliders_ = colliders; }
   void retune(const PdParams& p) override;
+  // Two-way coupling with rigid bodies (core/rigid/coupling.h): the impulse
+  // each collider gave the soft bodies over the last step (an object's
+  // momentum change beyond gravity, fields and pins, shared among its
+  // contacts by their normal force; with pins, the contacts' own impulses).
+  bool measures_reactions() const override { return true; }
+  void track_reactions(bool on) override { track_ = on; }
+  void reactions(std::vector<ColliderImpulse>& out, uint64_t* lost = nullptr) const override {
+    out = reactions_;
+    out.resize(colliders_.size());
+    if (lost) *lost = 0;
+  }
   std::size_t size() const override { return s_.size(); }
   std::size_t memory_bytes() const override;
   PdStageTimes stage_times() const override { return times_; }
@@ -109,6 +120,9 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   // Gives back the sideways momentum an object's contacts with one collider
   // took beyond Coulomb's cone (v_ after friction).
   void coulomb_bound(const std::vector<double>& push, double h);
+  // The colliders' impulses on the soft bodies this step (track_reactions).
+  void measure_reactions(const PdMatrix& x, const std::vector<double>& push,
+                         const std::vector<Vec3d>& friction_impulse, double h);
 
   SoftBodies s_;
   std::unique_ptr<CpuExecutor> exec_;
@@ -117,6 +131,8 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   std::vector<Collider> colliders_;
   std::vector<ForceField> fields_;
   std::vector<Collider> attach_colliders_;
+  bool track_ = false;
+  std::vector<ColliderImpulse> reactions_;
   std::vector<int32_t> pin_of_node_;  // per node: its pin constraint, -1 none
   PdMatrix x_, v_, y_, p_, b_, prev_, next_;  // x_, v_: the step's start
   std::vector<PdProxy> proxies_;     // the points that meet colliders (surface points on their nodes)
