@@ -18,26 +18,9 @@ namespace {
 using namespace eddy;
 
 Mesh grid(int n, double side, double height) {
-  Mesh m;
-  for (int j = 0; j <= n; ++j)
-    for (int i = 0; i <= n; ++i)
-      m.points.push_back(vec3(float(side * (double(i) / n - 0.5)), float(height), float(side * (double(j) / n - 0.5))));
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      const int a = j * (n + 1) + i;
-      m.quads.push_back({a, a + n + 1, a + n + 2, a + 1});
-    }
-  return m;
+  return grid_mesh(vec3(0.0f, float(height), 0.0f), vec3(0.0f, 0.0f, float(side)), vec3(float(side), 0.0f, 0.0f), n, n);
 }
 
-Mesh box(const Vec3f& c, float half) {
-  Mesh m;
-  for (int k = 0; k < 8; ++k)
-    m.points.push_back(c + vec3(k & 1 ? half : -half, k & 2 ? half : -half, k & 4 ? half : -half));
-  const int q[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (const auto& f : q) m.quads.push_back({f[0], f[1], f[2], f[3]});
-  return m;
-}
 
 void run(const char* name, const SoftBodies& s, const std::vector<Collider>& colliders, PdMethod method, int steps) {
   PdParams p;
@@ -93,7 +76,7 @@ int main(int argc, char** argv) {
       inside.type = ShapeType::Box;
       inside.center = vec3(0.0f, half + 0.001f, 0.0f);
       inside.size = vec3(half);
-      const SoftBodies s = make_soft_body(box(inside.center, half), inside, 2.0 * half / cells, jelly, "jelly");
+      const SoftBodies s = make_soft_body(box_mesh(inside.center, vec3(half)), inside, 2.0 * half / cells, jelly, "jelly");
       run(cells == 12 ? "soft cube 10k tets" : "soft cube 100k tets", s, {floor}, m, steps);
     }
   }

@@ -25,6 +25,28 @@ void for_each_triangle(const Mesh& m, F&& f) {
 
 }  // namespace
 
+Mesh box_mesh(Vec3f center, Vec3f half) {
+  Mesh m;
+  for (int c = 0; c < 8; ++c)
+    m.points.push_back(center + vec3(c & 1 ? half.x : -half.x, c & 2 ? half.y : -half.y, c & 4 ? half.z : -half.z));
+  const int f[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+  for (const auto& k : f) m.quads.push_back({k[0], k[1], k[2], k[3]});
+  return m;
+}
+
+Mesh grid_mesh(Vec3f center, Vec3f u, Vec3f v, int nu, int nv) {
+  Mesh m;
+  for (int j = 0; j <= nv; ++j)
+    for (int i = 0; i <= nu; ++i)
+      m.points.push_back(center + u * (float(i) / float(nu) - 0.5f) + v * (float(j) / float(nv) - 0.5f));
+  for (int j = 0; j < nv; ++j)
+    for (int i = 0; i < nu; ++i) {
+      const int32_t q = j * (nu + 1) + i;
+      m.quads.push_back({q, q + 1, q + nu + 2, q + nu + 1});
+    }
+  return m;
+}
+
 void compute_point_normals(Mesh& m) {
   std::vector<Vec3f> n(m.points.size(), vec3(0.0f));
   for_each_triangle(m, [&](int a, int b, int c) {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 
+#include "eddy/core/mesh.h"
 #include "eddy/core/pd/soft.h"
 #include "eddy/graph/bodies_value.h"
 #include "eddy/graph/soft_value.h"
@@ -65,12 +65,7 @@ TEST(PdNodes, AClothDrapesOverASphereAndStaysOutOfIt) {
 
 TEST(PdNodes, AJellyCubeFromAFileRestsOnTheFloorWithItsVolume) {
   const auto dir = test::fresh_test_dir("eddy_pd_");
-  {
-    // A cube of side 0.2 m, 0.3 m up, wound outward, as a quad OBJ.
-    std::ofstream f(dir / "cube.obj");
-    for (int k = 0; k < 8; ++k) f << "v " << (k & 1 ? 0.1 : -0.1) << " " << (k & 2 ? 0.4 : 0.2) << " " << (k & 4 ? 0.1 : -0.1) << "\n";
-    f << "f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n";
-  }
+  write_mesh((dir / "cube.obj").string(), box_mesh(vec3(0.0f, 0.3f, 0.0f), vec3(0.1f)));  // 0.2 m, 0.2 m up
   const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 48], "fps": 24,
     "nodes": [
       {"id": "read", "type": "ReadMesh", "params": {"path": ")" + (dir / "cube.obj").string() + R"("}},
@@ -116,11 +111,7 @@ TEST(PdNodes, AJellyCubeFromAFileRestsOnTheFloorWithItsVolume) {
 // particle ends up inside it.
 TEST(PdNodes, WaterPouredOnAJellyStaysOutOfIt) {
   const auto dir = test::fresh_test_dir("eddy_pd_water_");
-  {
-    std::ofstream f(dir / "cube.obj");
-    for (int k = 0; k < 8; ++k) f << "v " << (k & 1 ? 0.08 : -0.08) << " " << (k & 2 ? 0.16 : 0.0) << " " << (k & 4 ? 0.08 : -0.08) << "\n";
-    f << "f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n";
-  }
+  write_mesh((dir / "cube.obj").string(), box_mesh(vec3(0.0f, 0.08f, 0.0f), vec3(0.08f)));  // on the floor
   const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 24], "fps": 24,
     "nodes": [
       {"id": "read", "type": "ReadMesh", "params": {"path": ")" + (dir / "cube.obj").string() + R"("}},

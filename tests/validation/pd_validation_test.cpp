@@ -13,14 +13,6 @@
 namespace eddy {
 namespace {
 
-Mesh box_mesh(const Vec3f& c, const Vec3f& half) {
-  Mesh m;
-  for (int k = 0; k < 8; ++k)
-    m.points.push_back(c + vec3(k & 1 ? half.x : -half.x, k & 2 ? half.y : -half.y, k & 4 ? half.z : -half.z));
-  const int q[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (const auto& f : q) m.quads.push_back({f[0], f[1], f[2], f[3]});
-  return m;
-}
 
 SoftBodies block(const Vec3f& c, const Vec3f& half, double cell, const SoftMaterial& m) {
   Collider inside;

@@ -430,20 +430,15 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
 
 PdFrameStats pd_advance_frame(PdSolver& solver, double time, double frame_dt, int frame,
                               const std::function<void(int, int)>& progress) {
-  FrameStepper steps(frame_dt, solver.params().time_step);
-  StepChecks checks;
-  checks.nonfinite_what = "position or velocity";
-  checks.cfl_length = 1.0f;  // m: a node moving a metre in one step has blown up
-  checks.cfl_unit = "m";
-  checks.max_cfl = 10.0f;
   PdFrameStats f;
-  f.steps = advance_frame_steps(solver, steps, time, frame, checks,
-                                [&](int step, double, const PdStepStats& s, float) {
+  // A node moving ten metres in one step has blown up.
+  f.steps = advance_equal_steps(solver, time, frame_dt, frame, "position or velocity", 10.0f,
+                                [&](const PdStepStats& s) {
                                   f.max_contacts = std::max(f.max_contacts, s.contacts);
                                   f.last_change = std::max(f.last_change, s.last_change);
                                   f.max_speed = std::max(f.max_speed, s.max_speed);
-                                  if (progress) progress(step, steps.equal_steps());
-                                });
+                                },
+                                progress);
   return f;
 }
 

@@ -168,12 +168,9 @@ Mesh bodies_to_mesh(const Bodies& b, int segments) {
     };
     if (g.shape == BodyShape::Box) {
       const int base = int(m.points.size());
-      for (int c = 0; c < 8; ++c)
-        m.points.push_back(place(Vec3d(c & 1 ? g.half.x() : -g.half.x(), c & 2 ? g.half.y() : -g.half.y(),
-                                       c & 4 ? g.half.z() : -g.half.z())));
-      // Counter-clockwise seen from outside.
-      const int f[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
-      for (const auto& k : f) m.quads.push_back({base + k[0], base + k[1], base + k[2], base + k[3]});
+      const Mesh box = box_mesh(vec3(0.0f), to_vec3f(g.half));
+      for (const Vec3f& p : box.points) m.points.push_back(place(to_vec3d(p)));
+      for (const auto& k : box.quads) m.quads.push_back({base + k[0], base + k[1], base + k[2], base + k[3]});
       continue;
     }
     // Sphere and capsule: two caps of `rings` rings each around the axis segment.

@@ -177,22 +177,17 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
 
 RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame,
                                     const std::function<void(int, int)>& progress) {
-  FrameStepper steps(frame_dt, solver.params().time_step);
-  StepChecks checks;
-  checks.nonfinite_what = "pose or velocity";
-  checks.cfl_length = 1.0f;  // m: a body moving a kilometre in one step has blown up
-  checks.cfl_unit = "m";
-  checks.max_cfl = 1000.0f;
   RigidFrameStats f;
-  f.steps = advance_frame_steps(solver, steps, time, frame, checks,
-                                [&](int step, double, const RigidStepStats& s, float) {
+  // A body moving a kilometre in one step has blown up.
+  f.steps = advance_equal_steps(solver, time, frame_dt, frame, "pose or velocity", 1000.0f,
+                                [&](const RigidStepStats& s) {
                                   f.max_contacts = std::max(f.max_contacts, s.contacts);
                                   f.max_iterations = std::max(f.max_iterations, s.iterations);
                                   f.unconverged += s.converged ? 0 : 1;
                                   f.penetration = std::max(f.penetration, s.penetration);
                                   f.max_speed = std::max(f.max_speed, s.max_speed);
-                                  if (progress) progress(step, steps.equal_steps());
-                                });
+                                },
+                                progress);
   return f;
 }
 

@@ -215,22 +215,12 @@ class GridNode final : public Node {
     const Vec3f size = ctx.param_vec3f("size"), c = ctx.param_vec3f("center");
     const int nu = int(ctx.param_int("columns")), nv = int(ctx.param_int("rows"));
     const std::string plane = ctx.param_string("orientation");
-    // Axes (u, v) of the plane and its normal's side: faces wind counter-clockwise seen from +normal.
+    // The plane's axes (u, v), u x v its normal: zx lies flat (+y), xy faces +z, yz faces +x.
     const int a = plane == "xy" ? 0 : plane == "yz" ? 1 : 2, b = plane == "xy" ? 1 : plane == "yz" ? 2 : 0;
-    const float su = (&size.x)[a], sv = (&size.x)[b];
-    Mesh m;
-    for (int j = 0; j <= nv; ++j)
-      for (int i = 0; i <= nu; ++i) {
-        Vec3f p = c;
-        (&p.x)[a] += su * (float(i) / float(nu) - 0.5f);
-        (&p.x)[b] += sv * (float(j) / float(nv) - 0.5f);
-        m.points.push_back(p);
-      }
-    for (int j = 0; j < nv; ++j)
-      for (int i = 0; i < nu; ++i) {
-        const int32_t q = j * (nu + 1) + i;
-        m.quads.push_back({q, q + 1, q + nu + 2, q + nu + 1});
-      }
+    Vec3f u = vec3(0.0f), v = vec3(0.0f);
+    (&u.x)[a] = (&size.x)[a];
+    (&v.x)[b] = (&size.x)[b];
+    Mesh m = grid_mesh(c, u, v, nu, nv);
     compute_point_normals(m);
     ctx.info(std::to_string(m.points.size()) + " points, " + std::to_string(m.quads.size()) + " quads");
     ctx.output("mesh", std::move(m));

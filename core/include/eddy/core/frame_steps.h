@@ -5,6 +5,7 @@
 // plus its own statistics.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -101,6 +102,25 @@ int advance_frame_steps(Solver& solver, FrameStepper& steps, double time, int fr
     on_step(step, dt, st, cfl);
   }
   return step;
+}
+
+// The driver of a solver that takes equal steps of at most its
+// params().time_step (rigid bodies, soft bodies): a step that moves
+// something more than max_move metres has blown up. After each step calls
+// on_step(stats) and progress(step, steps); returns the steps taken.
+template <class Solver, class OnStep>
+int advance_equal_steps(Solver& solver, double time, double frame_dt, int frame, const char* nonfinite_what,
+                        float max_move, OnStep&& on_step, const std::function<void(int, int)>& progress) {
+  FrameStepper steps(frame_dt, solver.params().time_step);
+  StepChecks checks;
+  checks.nonfinite_what = nonfinite_what;
+  checks.cfl_length = 1.0f;
+  checks.cfl_unit = "m";
+  checks.max_cfl = max_move;
+  return advance_frame_steps(solver, steps, time, frame, checks, [&](int step, double, const auto& s, float) {
+    on_step(s);
+    if (progress) progress(step, steps.equal_steps());
+  });
 }
 
 }  // namespace eddy

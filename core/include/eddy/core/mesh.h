@@ -27,6 +27,15 @@ struct Mesh {
   }
 };
 
+// A box of half extents `half` about `center`: 8 points (corner c at
+// center + (+-half.x, +-half.y, +-half.z), the signs from c's bits x, y, z),
+// six quads wound outward.
+Mesh box_mesh(Vec3f center, Vec3f half);
+// A flat grid of nu x nv quads spanning the edges u and v about `center`:
+// point (i, j) at center + (i / nu - 1/2) u + (j / nv - 1/2) v, index
+// j (nu + 1) + i; quads counter-clockwise seen from u x v.
+Mesh grid_mesh(Vec3f center, Vec3f u, Vec3f v, int nu, int nv);
+
 // Area-weighted point normals from the faces' right-hand normals.
 void compute_point_normals(Mesh& mesh);
 // Reverses the winding of every face (and flips the normals).
