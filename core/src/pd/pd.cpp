@@ -32,12 +32,13 @@ const ParamTable<PdParams>& pd_param_table() {
         .real("damping", &PdParams::damping, 0.0, 1e4, "1/s",
               "Velocities decay as exp(-damping t), on top of implicit Euler's own damping.")
         .real("collision_margin", &PdParams::collision_margin, 0.0, 1.0, "m",
-              "Nodes keep this far outside the colliders (a cloth's half thickness).")
+              "The surfaces keep this far outside the colliders (a cloth's half thickness).")
         .real("pin_stiffness", &PdParams::pin_stiffness, 1.0, 1e12, "N/m",
               "Stiffness of each pin holding a node at its target.")
         .real("contact_weight", &PdParams::contact_weight, 0.01, 1e6, "",
-              "Stiffness of a contact in units of its node's own (its mass / h^2 plus its elements' stiffness): "
-              "higher penetrates less; lower lets nodes in contact follow their elements in fewer iterations.");
+              "Stiffness of a contact in units of its point's own (its nodes' mass / h^2 plus their elements' "
+              "stiffness): higher penetrates less; lower lets points in contact follow their elements in fewer "
+              "iterations.");
     return t;
   }();
   return table;

@@ -44,9 +44,9 @@ struct PdParams {
   float chebyshev_rho = 0.9f;         // Chebyshev: the Jacobi iteration's estimated spectral radius
   float relaxation = 0.9f;            // Chebyshev: under-relaxation gamma of each Jacobi sweep
   float damping = 0.0f;               // 1/s, velocities decay as exp(-damping t) besides implicit Euler's own
-  float collision_margin = 0.002f;    // m, nodes keep this far outside the colliders
+  float collision_margin = 0.002f;    // m, the surfaces keep this far outside the colliders
   float pin_stiffness = 1e6f;         // N/m, weight of each pin
-  float contact_weight = 1.0f;        // a contact's weight, in units of its node's diagonal (M/h^2 + stiffness)
+  float contact_weight = 1.0f;        // a contact's weight, in units of its point's nodes' diagonal (M/h^2 + stiffness)
 };
 
 const ParamTable<PdParams>& pd_param_table();
