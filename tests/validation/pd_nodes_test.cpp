@@ -199,6 +199,36 @@ TEST(PdNodes, ABallDroppedIntoAHammockRestsInIt) {
   EXPECT_NE(reports.lines.back().find("1 bodies"), std::string::npos) << reports.lines.back();
 }
 
+// Bad input names what is wrong: attaching to colliders no node is near; a
+// cloth's open sheet given to ColliderSoft, which needs a closed surface.
+TEST(PdNodes, AttachingToNothingAndAnOpenSheetAsAColliderAreErrors) {
+  const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 4], "fps": 24,
+    "nodes": [
+      {"id": "sheet", "type": "Grid", "params": {"size": [1, 1, 1], "center": [0, 0.5, 0], "rows": 4, "columns": 4}},
+      {"id": "cloth", "type": "Cloth"},
+      {"id": "far", "type": "ColliderSphere", "params": {"center": [5, 5, 5], "radius": 0.1}},
+      {"id": "sim", "type": "PDSolver"},
+      {"id": "surface", "type": "ColliderSoft"}
+    ],
+    "links": [
+      {"from": "sheet.mesh", "to": "cloth.mesh"}, {"from": "cloth.soft", "to": "sim.soft"},
+      {"from": "far.colliders", "to": "sim.attach"}, {"from": "cloth.soft", "to": "surface.soft"}
+    ]})";
+  const Graph g = parse_graph(scene, builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  auto message = [&](const std::string& node) {
+    try {
+      e.cook(node, 1);
+    } catch (const std::exception& ex) {
+      return std::string(ex.what());
+    }
+    return std::string("no error");
+  };
+  const std::string attach = message("sim"), open = message("surface");
+  EXPECT_NE(attach.find("attach_distance"), std::string::npos) << attach;
+  EXPECT_NE(open.find("input 'soft' has an open surface"), std::string::npos) << open;
+}
+
 TEST(PdNodes, APinBoxHoldingNothingIsAnError) {
   const Graph g = parse_graph(drape_scene(R"({"pin": "box", "pin_center": [5, 5, 5]})"), builtin_registry(), "test");
   CookEngine e(builtin_registry(), g);

@@ -195,6 +195,9 @@ class ColliderSoftNode final : public Node {
     }
     const Vec3d w = I.determinant() > 0 ? Vec3d(I.ldlt().solve(L)) : Vec3d::Zero();
     Mesh m = soft->deformed_surface();
+    if (const std::size_t open = measure_mesh(m).boundary_edges; open > 0)
+      throw Error("input 'soft' has an open surface (" + std::to_string(open) +
+                  " edges belong to one face only: a cloth?); ColliderSoft needs closed ones (SoftBody)");
     const Vec3f cf = vec3(float(c.x()), float(c.y()), float(c.z()));
     for (Vec3f& p : m.points) p = p - cf;
     Collider col;
