@@ -105,6 +105,7 @@ void PdSolver::load(const SoftBodies& s) {
 void PdSolver::retune(const PdParams& p) {
   validate(p);
   const bool refactor = p.method != params_.method || p.pin_stiffness != params_.pin_stiffness;
+  slots_stale_ = slots_stale_ || p.contact_weight != params_.contact_weight;
   params_ = p;
   if (refactor) system_ = PdSystem();
 }
@@ -148,7 +149,8 @@ void PdSolver::find_contacts(float t, double h) {
   // point near a surface gets one, so those arriving in the next steps find
   // theirs ready. A slot's weight: contact_weight times its nodes' diagonal,
   // weighted as the point rides on them.
-  if (missing) {
+  if (missing || slots_stale_) {
+    slots_stale_ = false;
     std::vector<double> w(near.size());
     for (std::size_t k = 0; k < near.size(); ++k) {
       const PdProxy& p = proxies_[near[k]];
@@ -178,11 +180,14 @@ void PdSolver::move_proxy(uint32_t k, const Vec3d& d, PdMatrix& x) const {
 }
 
 int PdSolver::put_back(PdMatrix& x, float t) {
+  // (a point held off one collider may have been pushed into another)
   int moved = 0;
+  const std::vector<PdContact>& contacts = system_.contacts();
   for (uint32_t k = 0; k < proxies_.size() && !colliders_.empty(); ++k) {
-    if (in_contact_[k] >= 0) continue;
-    for (const Collider& c : colliders_) {
-      const SdfSample d = collider_sdf(c, to_vec3f(system_.proxy_point(k, x)), t);
+    const int32_t held = in_contact_[k] >= 0 ? contacts[std::size_t(in_contact_[k])].collider : -1;
+    for (std::size_t c = 0; c < colliders_.size(); ++c) {
+      if (int32_t(c) == held) continue;
+      const SdfSample d = collider_sdf(colliders_[c], to_vec3f(system_.proxy_point(k, x)), t);
       if (d.distance < 0) {
         move_proxy(k, -double(d.distance) * Vec3d(d.normal.x, d.normal.y, d.normal.z), x);
         ++moved;
@@ -192,39 +197,53 @@ int PdSolver::put_back(PdMatrix& x, float t) {
   return moved;
 }
 
+std::vector<int64_t> PdSolver::sole_collider(const std::vector<double>& push) const {
+  const std::vector<PdContact>& contacts = system_.contacts();
+  std::vector<int64_t> sole(s_.objects.size(), -1);  // -1: none yet; -2: several
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    if (!(push[k] > 0)) continue;
+    int64_t& g = sole[proxy_object_[contacts[k].proxy]];
+    g = g == -1 || g == contacts[k].collider ? contacts[k].collider : -2;
+  }
+  for (std::size_t o = 0; o < s_.objects.size(); ++o)
+    for (uint32_t i = s_.objects[o].node_begin; i < s_.objects[o].node_end && sole[o] >= 0; ++i)
+      if (s_.pinned[i]) sole[o] = -1;
+  for (int64_t& g : sole) g = std::max<int64_t>(g, -1);
+  return sole;
+}
+
+Vec3d PdSolver::object_impulse(std::size_t o, double h) const {
+  const SoftObject& ob = s_.objects[o];
+  Vec3d J = Vec3d::Zero();
+  for (uint32_t i = ob.node_begin; i < ob.node_end; ++i)
+    J += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]);
+  return J;
+}
+
 std::vector<double> PdSolver::contact_forces(const PdMatrix& x, double h) const {
   // The penalty's force at the last iterate, w (p - x) . n, runs ahead of
   // the converged one when the iterations stop short (a cube at rest on a
-  // floor after 10 iterations: 1.6 times its weight). What an object's
-  // contacts with one collider gave it is its momentum change along their
-  // normal beyond the step's gravity and fields (its elements' forces sum
-  // to zero); the penalties are scaled down to that, never up. Objects with
-  // pins keep their penalties as they are.
+  // floor after 10 iterations: 1.6 times its weight). What the contacts of
+  // an object touching one collider (and held by no pin) gave it is its
+  // momentum change beyond the step's gravity and fields (its elements'
+  // forces sum to zero): along their normal, the penalties are scaled down
+  // to that, never up. Other objects keep their penalties as they are.
   const std::vector<PdContact>& contacts = system_.contacts();
   std::vector<double> push(contacts.size());
   for (std::size_t k = 0; k < contacts.size(); ++k) push[k] = std::max(0.0, system_.contact_force(k, x));
-  const std::size_t groups = s_.objects.size() * colliders_.size();
-  std::vector<Vec3d> normal(groups, Vec3d::Zero());
-  std::vector<double> total(groups, 0.0);
-  auto group = [&](const PdContact& c) { return std::size_t(proxy_object_[c.proxy]) * colliders_.size() + std::size_t(c.collider); };
+  const std::vector<int64_t> sole = sole_collider(push);
+  std::vector<Vec3d> normal(s_.objects.size(), Vec3d::Zero());
+  std::vector<double> scale(s_.objects.size(), 0.0);  // first the total push, then the scale
   for (std::size_t k = 0; k < contacts.size(); ++k) {
-    normal[group(contacts[k])] += push[k] * contacts[k].normal;
-    total[group(contacts[k])] += push[k];
+    const uint32_t o = proxy_object_[contacts[k].proxy];
+    normal[o] += push[k] * contacts[k].normal;
+    scale[o] += push[k];
   }
-  for (std::size_t gi = 0; gi < groups; ++gi) {
-    if (!(total[gi] > 0)) continue;
-    const Vec3d nrm = normal[gi].normalized();
-    const SoftObject& ob = s_.objects[gi / colliders_.size()];
-    double impulse = 0;
-    bool pinned = false;
-    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
-      impulse += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]).dot(nrm);
-      pinned = pinned || s_.pinned[i];
-    }
-    // (pins push too: an object held by them keeps its penalties)
-    total[gi] = pinned ? 1.0 : std::clamp(impulse / (h * total[gi]), 0.0, 1.0);  // now the group's scale
-  }
-  for (std::size_t k = 0; k < contacts.size(); ++k) push[k] *= total[group(contacts[k])];
+  for (std::size_t o = 0; o < s_.objects.size(); ++o)
+    scale[o] = sole[o] >= 0 && scale[o] > 0
+                   ? std::clamp(object_impulse(o, h).dot(normal[o].normalized()) / (h * scale[o]), 0.0, 1.0)
+                   : 1.0;
+  for (std::size_t k = 0; k < contacts.size(); ++k) push[k] *= scale[proxy_object_[contacts[k].proxy]];
   return push;
 }
 
@@ -233,40 +252,30 @@ void PdSolver::coulomb_bound(const std::vector<double>& push, double h) {
   // iterations that stop short also hold contact points back sideways (the
   // matrix pulls each towards its last iterate); with friction slowing the
   // points that touch, the body behind them loses momentum to it. An object
-  // touching one collider may take no more sideways impulse from it than mu
-  // times the normal one: its momentum change beyond gravity and fields is
-  // checked against the cone, and what exceeds it given back to all its
-  // nodes alike (objects with pins, or touching several colliders, are
-  // left as they are).
+  // touching one collider (held by no pin) may take no more sideways impulse
+  // from it than mu times the normal one: its momentum change beyond
+  // gravity and fields is checked against the cone, and what exceeds it
+  // given back to all its nodes alike.
   const std::vector<PdContact>& contacts = system_.contacts();
-  std::vector<int64_t> group(s_.objects.size(), -1);  // the collider it touches; -2: several
+  const std::vector<int64_t> sole = sole_collider(push);
   std::vector<Vec3d> normal(s_.objects.size(), Vec3d::Zero());
   std::vector<double> mu(s_.objects.size(), 0.0);
   for (std::size_t k = 0; k < contacts.size(); ++k) {
     if (!(push[k] > 0)) continue;
     const uint32_t o = proxy_object_[contacts[k].proxy];
-    const int64_t c = contacts[k].collider;
-    group[o] = group[o] == -1 || group[o] == c ? c : -2;
     normal[o] += push[k] * contacts[k].normal;
-    mu[o] = 0.5 * (double(colliders_[std::size_t(c)].friction) + friction_[contacts[k].proxy]);
+    mu[o] = 0.5 * (double(colliders_[std::size_t(contacts[k].collider)].friction) + friction_[contacts[k].proxy]);
   }
   for (std::size_t o = 0; o < s_.objects.size(); ++o) {
-    if (group[o] < 0) continue;
+    if (sole[o] < 0) continue;
     const SoftObject& ob = s_.objects[o];
-    bool pinned = false;
-    Vec3d J = Vec3d::Zero();
-    double mass = 0;
-    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
-      pinned = pinned || s_.pinned[i];
-      J += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]);
-      mass += s_.mass[i];
-    }
-    if (pinned) continue;
-    const Vec3d n = normal[o].normalized();
+    const Vec3d J = object_impulse(o, h), n = normal[o].normalized();
     const double jn = std::max(0.0, J.dot(n));
     const Vec3d jt = J - J.dot(n) * n;
     const double jt_len = jt.norm();
     if (jt_len <= mu[o] * jn) continue;
+    double mass = 0;
+    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) mass += s_.mass[i];
     const Vec3d back = -(1.0 - mu[o] * jn / jt_len) * jt / mass;
     for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) v_.row(Eigen::Index(i)) += back.transpose();
   }
@@ -274,24 +283,23 @@ void PdSolver::coulomb_bound(const std::vector<double>& push, double h) {
 
 void PdSolver::measure_reactions(const PdMatrix& x, const std::vector<double>& push,
                                  const std::vector<Vec3d>& friction_impulse, double h) {
+  // An object touching one collider (held by no pin) took from it exactly
+  // its momentum change beyond gravity and fields, shared among its
+  // contacts by their normal force; other objects' contacts give their own
+  // impulses, the normal force's over the step and friction's.
   const std::vector<PdContact>& contacts = system_.contacts();
   reactions_.assign(colliders_.size(), ColliderImpulse{});
-  // Per object: the impulse its contacts gave it, and their total push.
+  const std::vector<int64_t> sole = sole_collider(push);
   std::vector<Vec3d> J(s_.objects.size(), Vec3d::Zero());
   std::vector<double> total(s_.objects.size(), 0.0);
-  std::vector<uint8_t> pinned(s_.objects.size(), 0);
-  for (std::size_t o = 0; o < s_.objects.size(); ++o) {
-    const SoftObject& ob = s_.objects[o];
-    for (uint32_t i = ob.node_begin; i < ob.node_end; ++i) {
-      pinned[o] = pinned[o] || s_.pinned[i];
-      J[o] += s_.mass[i] * (v_.row(Eigen::Index(i)).transpose() - s_.v[i] - h * accel_[i]);
-    }
-  }
+  for (std::size_t o = 0; o < s_.objects.size(); ++o)
+    if (sole[o] >= 0) J[o] = object_impulse(o, h);
   for (std::size_t k = 0; k < contacts.size(); ++k) total[proxy_object_[contacts[k].proxy]] += push[k];
   for (std::size_t k = 0; k < contacts.size(); ++k) {
     if (!(push[k] > 0)) continue;
     const uint32_t o = proxy_object_[contacts[k].proxy];
-    const Vec3d j = pinned[o] ? Vec3d(push[k] * h * contacts[k].normal + friction_impulse[k]) : Vec3d(J[o] * (push[k] / total[o]));
+    const Vec3d j = sole[o] >= 0 ? Vec3d(J[o] * (push[k] / total[o]))
+                                 : Vec3d(push[k] * h * contacts[k].normal + friction_impulse[k]);
     const Vec3d r = system_.proxy_point(contacts[k].proxy, x);
     const Vec3d m = r.cross(j);
     ColliderImpulse& out = reactions_[std::size_t(contacts[k].collider)];

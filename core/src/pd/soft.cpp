@@ -205,10 +205,11 @@ SoftBodies make_cloth(const Mesh& mesh, const SoftMaterial& m, const std::string
     s.embed_node[i] = {int32_t(i), int32_t(i), int32_t(i), int32_t(i)};
     s.embed_weight[i] = {1.0, 0.0, 0.0, 0.0};
   }
-  // Points no face uses carry no mass: pin them where they are (they would
-  // otherwise make the system singular).
+  // Points no face uses are no part of the cloth: pinned where they are,
+  // with the mean mass of the others so that the system stays regular.
+  const double mean = s.total_mass() / double(p.size());
   for (std::size_t i = 0; i < p.size(); ++i)
-    if (s.mass[i] == 0) s.pinned[i] = 1;
+    if (s.mass[i] == 0) s.pinned[i] = 1, s.mass[i] = mean;
   SoftObject ob;
   ob.name = name;
   ob.material = m;

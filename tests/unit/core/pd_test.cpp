@@ -424,3 +424,55 @@ TEST(PdSolver, AttachedNodesMoveWithTheirCollider) {
 
 }  // namespace
 }  // namespace eddy
+
+namespace eddy {
+namespace {
+
+// What the colliders gave a soft cube (reactions, for bodies coupled two
+// ways): on a floor, its weight over the step; squeezed between the floor
+// and a lid pressed into its top, a push down from the lid and the weight
+// plus that push up from the floor.
+TEST(PdSolver, ReactionsAccountForTheWeightAndASqueeze) {
+  SoftMaterial mat;
+  mat.young_modulus = 1e5;
+  for (bool lid : {false, true}) {
+    PdParams p;
+    p.collision_margin = 0.0f;
+    p.iterations = 20;
+    PdSolver solver(p, 2);
+    solver.load(soft_cube(0.1, 0.05, mat));
+    Collider floor, top;
+    top.type = ShapeType::Box;
+    top.center = vec3(0.0f, 0.1f + 0.2f - 0.004f, 0.0f);  // 4 mm into the cube's top
+    top.size = vec3(0.2f);
+    solver.set_colliders(lid ? std::vector<Collider>{floor, top} : std::vector<Collider>{floor});
+    solver.track_reactions(true);
+    const double h = p.time_step;
+    for (int k = 0; k < 240; ++k) solver.step(float(h), float(k * h));  // 1 s: at rest
+    std::vector<ColliderImpulse> r;
+    solver.reactions(r);
+    const double weight = solver.state().total_mass() * 9.81 * h;  // N s over the step
+    ASSERT_EQ(r.size(), lid ? 2u : 1u);
+    if (!lid) {
+      EXPECT_NEAR(r[0].linear[1] / weight, 1.0, 0.01);
+    } else {
+      EXPECT_LT(r[1].linear[1], -weight);  // the lid pushes down, harder than the weight
+      EXPECT_NEAR((r[0].linear[1] + r[1].linear[1]) / weight, 1.0, 0.05);
+    }
+  }
+}
+
+// A cloth whose mesh has a point no face uses still steps (the point is pinned).
+TEST(PdSolver, AClothWithAStrayPointSteps) {
+  Mesh m = square_cloth(4, 0.4, 1.0);
+  m.points.push_back(vec3(3.0f));
+  SoftMaterial mat;
+  PdSolver solver(PdParams{}, 1);
+  solver.load(make_cloth(m, mat, "cloth"));
+  solver.step(0.004f, 0.0f);
+  EXPECT_LT((solver.state().x.back() - Vec3d(3, 3, 3)).norm(), 1e-6);  // held by its pin
+  EXPECT_LT(solver.state().x[0].y(), 1.0);
+}
+
+}  // namespace
+}  // namespace eddy

@@ -21,9 +21,9 @@
 //             surface the contacts missed are put back on it
 //
 // The matrix is factored when the solver loads its state or when the step,
-// the method or the pins' stiffness changes, and numerically again when the
-// set of nodes in contact changes; animated gravity, iterations and
-// damping take no refactorisation.
+// the method or the pins' stiffness changes, and numerically again when a
+// point touches without a contact slot or contact_weight changes; animated
+// gravity, iterations and damping take no refactorisation.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -111,9 +111,15 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   void factor(double h);
   // Contacts for the step, from the nodes' inertial targets y at time t.
   void find_contacts(float t, double h);
-  // Nodes not held by a contact that ended inside a collider, put back on it.
+  // Points that ended inside a collider other than the one a contact holds them off, put back on it.
   int put_back(PdMatrix& x, float t);
   void move_proxy(uint32_t k, const Vec3d& d, PdMatrix& x) const;
+  // Per object: the one collider its contacts (push > 0) touch, when it
+  // touches just one and no pin holds it (its momentum change is then that
+  // collider's impulse); -1 otherwise.
+  std::vector<int64_t> sole_collider(const std::vector<double>& push) const;
+  // Object o's momentum change over the step beyond gravity and fields (v_: the new velocities).
+  Vec3d object_impulse(std::size_t o, double h) const;
   // Each contact's normal force (N) for friction, after the iterations
   // (v_: the step's new velocities).
   std::vector<double> contact_forces(const PdMatrix& x, double h) const;
@@ -132,6 +138,7 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   std::vector<ForceField> fields_;
   std::vector<Collider> attach_colliders_;
   bool track_ = false;
+  bool slots_stale_ = false;  // contact_weight changed: the slots are handed out again
   std::vector<ColliderImpulse> reactions_;
   std::vector<int32_t> pin_of_node_;  // per node: its pin constraint, -1 none
   PdMatrix x_, v_, y_, p_, b_, prev_, next_;  // x_, v_: the step's start

@@ -25,7 +25,7 @@ namespace eddy {
 using Vec3d = Eigen::Vector3d;
 
 // A material in physical units. The constraint weights follow from it
-// (pd/constraints.h says how, and tests check the small-strain limit).
+// (pd/system.h says how, and tests check the small-strain limit).
 struct SoftMaterial {
   double young_modulus = 1e5;   // Pa
   double poisson_ratio = 0.3;   // in [0, 0.49]
@@ -94,7 +94,7 @@ struct SoftBodies {
 
 // Cloth from a triangle mesh (quads split along their first diagonal): a
 // node per mesh point, its mass from the faces' areas (density * thickness
-// * area / 3 to each corner). Throws eddy::Error naming `name` for a mesh
+// * area / 3 to each corner); points no face uses are pinned. Throws eddy::Error naming `name` for a mesh
 // without faces or with a face of zero area.
 SoftBodies make_cloth(const Mesh& mesh, const SoftMaterial& m, const std::string& name);
 
