@@ -318,14 +318,23 @@ SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double h,
     if (keep[cell_index(c.x(), c.y(), c.z())]) {
       cell = int32_t(cell_index(c.x(), c.y(), c.z()));
     } else {
+      // The nearest kept cell's centre, searched in shells of cells around
+      // c: once one is found in shell r0 (at most sqrt(3) (r0 + 1) cells
+      // away), no cell beyond shell sqrt(3) (r0 + 1) + 1 can be nearer.
       double best = std::numeric_limits<double>::max();
-      for (int k = 0; k < cells.z(); ++k)
-        for (int j = 0; j < cells.y(); ++j)
-          for (int i = 0; i < cells.x(); ++i) {
-            if (!keep[cell_index(i, j, k)]) continue;
-            const double d2 = (origin + h * Vec3d(i + 0.5, j + 0.5, k + 0.5) - x).squaredNorm();
-            if (d2 < best) best = d2, cell = int32_t(cell_index(i, j, k));
-          }
+      int found = -1;
+      for (int r = 1; r <= cells.maxCoeff(); ++r) {
+        if (found >= 0 && r > 1.7320508 * (found + 1) + 1) break;
+        for (int k = std::max(0, c.z() - r); k <= std::min(cells.z() - 1, c.z() + r); ++k)
+          for (int j = std::max(0, c.y() - r); j <= std::min(cells.y() - 1, c.y() + r); ++j)
+            for (int i = std::max(0, c.x() - r); i <= std::min(cells.x() - 1, c.x() + r); ++i) {
+              if (std::max({std::abs(i - c.x()), std::abs(j - c.y()), std::abs(k - c.z())}) != r) continue;
+              if (!keep[cell_index(i, j, k)]) continue;
+              const double d2 = (origin + h * Vec3d(i + 0.5, j + 0.5, k + 0.5) - x).squaredNorm();
+              if (d2 < best) best = d2, cell = int32_t(cell_index(i, j, k));
+            }
+        if (cell >= 0 && found < 0) found = r;
+      }
     }
     // Of the cell's six tetrahedra, the one whose smallest weight is largest
     // (inside it when the point is inside the cell).
