@@ -7,12 +7,11 @@
 #include <limits>
 
 #include "eddy/core/error.h"
+#include "eddy/core/rigid/bodies.h"  // to_vec3d, to_vec3f
 
 namespace eddy {
 
 namespace {
-
-Vec3d to_d(const Vec3f& p) { return Vec3d(p.x, p.y, p.z); }
 
 // The mesh's faces as triangles (quads split along their first diagonal).
 std::vector<std::array<int32_t, 3>> triangles_of(const Mesh& m) {
@@ -111,7 +110,7 @@ Mesh SoftBodies::deformed_surface() const {
   m.quads = surface.quads;
   const std::vector<Vec3d> p = embedded(*this, [&](std::size_t i) { return x[i]; });
   m.points.resize(p.size());
-  for (std::size_t k = 0; k < p.size(); ++k) m.points[k] = vec3(float(p[k].x()), float(p[k].y()), float(p[k].z()));
+  for (std::size_t k = 0; k < p.size(); ++k) m.points[k] = to_vec3f(p[k]);
   compute_point_normals(m);
   return m;
 }
@@ -136,7 +135,7 @@ std::size_t SoftBodies::attach_to(const std::vector<Collider>& colliders, double
   std::size_t count = 0;
   for (std::size_t i = 0; i < size(); ++i) {
     if (pinned[i]) continue;
-    const Vec3f p = vec3(float(x[i].x()), float(x[i].y()), float(x[i].z()));
+    const Vec3f p = to_vec3f(x[i]);
     for (std::size_t k = 0; k < colliders.size(); ++k) {
       if (collider_sdf(colliders[k], p, t).distance >= distance) continue;
       const ColliderPose pose = collider_pose(colliders[k], t);
@@ -186,7 +185,7 @@ SoftBodies make_cloth(const Mesh& mesh, const SoftMaterial& m, const std::string
   const auto tris = triangles_of(mesh);
   if (tris.empty()) throw Error(name + ": the cloth's mesh has no faces");
   std::vector<Vec3d> p(mesh.points.size());
-  for (std::size_t i = 0; i < p.size(); ++i) p[i] = to_d(mesh.points[i]);
+  for (std::size_t i = 0; i < p.size(); ++i) p[i] = to_vec3d(mesh.points[i]);
   start_nodes(s, p);
   for (std::size_t f = 0; f < tris.size(); ++f) {
     const auto& t = tris[f];
@@ -228,8 +227,8 @@ SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double h,
   if (surface.points.empty() || surface.face_count() == 0) throw Error(name + ": the surface mesh has no faces");
   Vec3d lo = Vec3d::Constant(std::numeric_limits<double>::max()), hi = -lo;
   for (const auto& p : surface.points) {
-    lo = lo.cwiseMin(to_d(p));
-    hi = hi.cwiseMax(to_d(p));
+    lo = lo.cwiseMin(to_vec3d(p));
+    hi = hi.cwiseMax(to_vec3d(p));
   }
   // (a box whose side is a whole number of cells, within float round-off, takes that many)
   const Eigen::Vector3i cells = ((hi - lo) / h - Vec3d::Constant(1e-5)).array().ceil().cast<int>().cwiseMax(1);
@@ -245,7 +244,7 @@ SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double h,
     for (int j = 0; j < cells.y(); ++j)
       for (int i = 0; i < cells.x(); ++i) {
         const Vec3d c = origin + h * Vec3d(i + 0.5, j + 0.5, k + 0.5);
-        const SdfSample d = collider_sdf(inside, vec3(float(c.x()), float(c.y()), float(c.z())), 0.0f);
+        const SdfSample d = collider_sdf(inside, to_vec3f(c), 0.0f);
         if (d.distance < 0) {
           keep[cell_index(i, j, k)] = 1;
           ++kept;
@@ -291,7 +290,7 @@ SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double h,
   start_nodes(s, p);
   // Nodes inside the surface (or on it, to the sampling's round-off) meet colliders.
   for (std::size_t i = 0; i < p.size(); ++i)
-    s.touches[i] = collider_sdf(inside, vec3(float(p[i].x()), float(p[i].y()), float(p[i].z())), 0.0f).distance <= 1e-4 * h;
+    s.touches[i] = collider_sdf(inside, to_vec3f(p[i]), 0.0f).distance <= 1e-4 * h;
   for (auto& t : tets) {
     const Vec3d &a = p[std::size_t(t[0])], &b = p[std::size_t(t[1])], &c = p[std::size_t(t[2])], &d = p[std::size_t(t[3])];
     if ((b - a).cross(c - a).dot(d - a) < 0) std::swap(t[2], t[3]);
@@ -311,7 +310,7 @@ SoftBodies make_soft_body(const Mesh& surface, const Collider& inside, double h,
   s.embed_node.resize(np);
   s.embed_weight.resize(np);
   for (std::size_t q = 0; q < np; ++q) {
-    const Vec3d x = to_d(surface.points[q]);
+    const Vec3d x = to_vec3d(surface.points[q]);
     Eigen::Vector3i c = ((x - origin) / h).array().floor().cast<int>();
     c = c.cwiseMax(0).cwiseMin(cells - Eigen::Vector3i::Ones());
     int32_t cell = -1;

@@ -21,8 +21,6 @@ std::shared_ptr<const SoftBodies> SolverState<SoftBodies>::start(const CookConte
 
 namespace {
 
-Vec3d vec3d(const Vec3f& v) { return Vec3d(v.x, v.y, v.z); }
-
 // The material and pin parameters Cloth and SoftBody share (defaults differ).
 NodeSpec& material_params(NodeSpec& s, const SoftMaterial& d, bool cloth) {
   s.param_string("name", "", "The object's name in reports (empty: the node id).")
@@ -76,11 +74,11 @@ std::string object_name(const CookContext& ctx) {
 
 // Velocity and pins from the parameters; a line for the report.
 std::string finish_object(const CookContext& ctx, SoftBodies& s) {
-  const Vec3d v = vec3d(ctx.param_vec3f("velocity"));
+  const Vec3d v = to_vec3d(ctx.param_vec3f("velocity"));
   for (auto& vi : s.v) vi = v;
   std::size_t pins = 0;
   if (ctx.param_string("pin") == "box") {
-    const Vec3d c = vec3d(ctx.param_vec3f("pin_center")), half = 0.5 * vec3d(ctx.param_vec3f("pin_size"));
+    const Vec3d c = to_vec3d(ctx.param_vec3f("pin_center")), half = 0.5 * to_vec3d(ctx.param_vec3f("pin_size"));
     pins = s.pin_box(0, c - half, c + half);
     if (pins == 0)
       throw Error(ctx.where() + ".params.pin_center: the pin box holds none of the " + std::to_string(s.size()) +
@@ -198,13 +196,13 @@ class ColliderSoftNode final : public Node {
     if (const std::size_t open = measure_mesh(m).boundary_edges; open > 0)
       throw Error("input 'soft' has an open surface (" + std::to_string(open) +
                   " edges belong to one face only: a cloth?); ColliderSoft needs closed ones (SoftBody)");
-    const Vec3f cf = vec3(float(c.x()), float(c.y()), float(c.z()));
+    const Vec3f cf = to_vec3f(c);
     for (Vec3f& p : m.points) p = p - cf;
     Collider col;
     Colliders out;
     out.grids.push_back(sample_mesh_shape(ctx, m, ctx.param_float("voxel_size"), col));
-    set_motion(col, cf, mat3_identity(), vec3(float(v.x()), float(v.y()), float(v.z())),
-               vec3(float(w.x()), float(w.y()), float(w.z())), ctx.time());
+    set_motion(col, cf, mat3_identity(), to_vec3f(v),
+               to_vec3f(w), ctx.time());
     col.friction = float(ctx.param_float("friction"));
     out.shapes.push_back(col);
     ctx.output("colliders", std::move(out));
