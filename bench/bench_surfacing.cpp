@@ -1,19 +1,23 @@
 // Surfacing benchmark: one frame of N particles (default 1M; a jittered
 // block plus splashes, particle radius r = 0.01 m) through SmoothLiquidSDF +
-// SDFToPrim at voxel r/2 with the default band engine, the same with the
-// LevelSetFilter engine, and the plain OpenVDB chain (ParticlesToLevelSet,
-// LevelSetFilter, volumeToMesh), in one run. Prints the times, their ratios,
-// the split by phase and the peak memory (the band engine runs first, so the
-// first figure is its own peak).
+// SDFToPrim with the default band engine at voxel r/2 and at voxel r, then
+// the LevelSetFilter engine and the plain OpenVDB chain (ParticlesToLevelSet,
+// LevelSetFilter, volumeToMesh) at both, in one run. Prints the times, their
+// ratios (the cost must fall as the voxel grows), particles per second per
+// core beside splashsurf's published figure, the split by phase and the peak
+// memory (the band engine runs first, so the first figure is its own peak).
 //
-//   build/bin/eddy_bench_surfacing [particles]
+//   build/bin/eddy_bench_surfacing [particles] [--quick: the band engine only]
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <thread>
 
 #include "eddy/core/io.h"
 #include "eddy/core/mesh.h"
@@ -30,7 +34,12 @@ static double peak_rss_bytes() {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines as they come, also into a file
-  const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
+  std::size_t n = 1000000;
+  bool quick = false;
+  for (int a = 1; a < argc; ++a) {
+    if (std::string(argv[a]) == "--quick") quick = true;
+    else n = std::size_t(std::atof(argv[a]));
+  }
   const float r = 0.01f, s = 2 * r;
   // 95 % in a block on a lattice jittered by 0.2 s, 5 % as splashes above it.
   const std::size_t splash = n / 20, block = n - splash;
@@ -47,12 +56,15 @@ int main(int argc, char** argv) {
         P[k++] = vec3(x * s + jit(rng), y * s + jit(rng), z * s + jit(rng));
   const float L = side * s;
   for (; k < p.size(); ++k) P[k] = vec3(u(rng) * L, L + 0.05f + u(rng) * 0.5f * L, u(rng) * L);
-  std::printf("surfacing %zu particles (%zu block, %zu splash), r = %.3f m, voxel r/2\n", p.size(), block, splash, r);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("surfacing %zu particles (%zu block, %zu splash), r = %.3f m, %u cores\n", p.size(), block, splash, r,
+              cores);
 
-  LiquidSdfParams lp;  // defaults: dx = r / 2, influence 3 r, Gaussian x4
-  auto run = [&](const char* name, bool reference, LiquidSdfEngine engine) {
+  LiquidSdfParams lp;  // defaults: influence 3 r, Gaussian x4
+  auto run = [&](const char* name, double dx, bool reference, LiquidSdfEngine engine) {
     LiquidSdfStats st;
     lp.engine = engine;
+    lp.dx = dx;
     const auto t0 = Clock::now();
     const Volume v = reference ? smooth_liquid_sdf_openvdb(p, lp, &st) : smooth_liquid_sdf(p, lp, &st);
     const auto t1 = Clock::now();
@@ -60,18 +72,29 @@ int main(int argc, char** argv) {
     const auto t2 = Clock::now();
     const double sdf_s = std::chrono::duration<double>(t1 - t0).count();
     const double mesh_s = std::chrono::duration<double>(t2 - t1).count();
-    std::printf("%-22s %7.2f s  (rasterise %.2f, renormalise %.2f, smooth %.2f, erode %.2f, droplets %.2f, mesh %.2f)"
-                "  %llu active voxels, %zu faces, %zu droplets\n",
-                name, sdf_s + mesh_s, st.rasterize_s, st.renormalize_s, st.smooth_s, st.erode_s, st.droplet_s, mesh_s,
+    std::printf("%-24s Dx = r%-3s %7.2f s  %6.0fk particles/s/core  (rasterise %.2f, renormalise %.2f, smooth %.2f, "
+                "erode %.2f, droplets %.2f, mesh %.2f)  %llu active voxels, %zu faces, %zu droplets\n",
+                name, dx < r ? "/2" : "", sdf_s + mesh_s, double(p.size()) / (sdf_s + mesh_s) / cores / 1e3,
+                st.rasterize_s, st.renormalize_s, st.smooth_s, st.erode_s, st.droplet_s, mesh_s,
                 (unsigned long long)st.active_voxels, m.face_count(), st.droplets);
     return sdf_s + mesh_s;
   };
-  const double bands = run("eddy (bands, default)", false, LiquidSdfEngine::Bands);
+  const double half = r / 2, full = r;
+  const double bands_half = run("eddy (bands, default)", half, false, LiquidSdfEngine::Bands);
   const double peak_bands = peak_rss_bytes();
-  const double filter = run("eddy (levelset_filter)", false, LiquidSdfEngine::LevelSetFilter);
-  const double ref = run("OpenVDB chain", true, LiquidSdfEngine::LevelSetFilter);
-  std::printf("ratio (OpenVDB chain / eddy): %.2fx with the default band engine, %.2fx with levelset_filter\n",
-              ref / bands, ref / filter);
-  std::printf("peak memory: %s after the band engine (%.0f B/particle), %s after all\n",
+  const double bands_full = run("eddy (bands, default)", full, false, LiquidSdfEngine::Bands);
+  std::printf("cost at Dx = r / cost at Dx = r/2: %.2f (goal: at most 0.6)\n", bands_full / bands_half);
+  // splashsurf's published figure: 13.35M particles in 2.47 s on 14 cores at
+  // cube size 1.5 r (its README), about 386k particles per second per core.
+  std::printf("splashsurf (published, another machine): 386k particles/s/core\n");
+  if (!quick) {
+    const double filter = run("eddy (levelset_filter)", half, false, LiquidSdfEngine::LevelSetFilter);
+    const double ref_half = run("OpenVDB chain", half, true, LiquidSdfEngine::LevelSetFilter);
+    const double ref_full = run("OpenVDB chain", full, true, LiquidSdfEngine::LevelSetFilter);
+    std::printf("ratio (OpenVDB chain / eddy): %.2fx at Dx = r/2 and %.2fx at Dx = r with the default band engine, "
+                "%.2fx with levelset_filter at r/2\n",
+                ref_half / bands_half, ref_full / bands_full, ref_half / filter);
+  }
+  std::printf("peak memory: %s after the band engine at r/2 (%.0f B/particle), %s after all\n",
               format_bytes(peak_bands).c_str(), peak_bands / double(p.size()), format_bytes(peak_rss_bytes()).c_str());
 }

@@ -99,8 +99,10 @@ void dilate(Bricks& bricks, int rings, Seeds* seeds);
 // value is +-inf takes the seed of a 26-neighbour nearest to it, pass after
 // pass out from the seeded voxels until nothing changes, as long as the
 // distance stays within limit_in inside / limit_out outside. Signs are kept.
-// Changes are committed between passes, so the result does not depend on
-// the thread count.
+// Each pass looks only at the voxels next to one that changed in the pass
+// before (bit masks per brick), and its changes are committed together, so
+// the cost follows the front and the result does not depend on the thread
+// count.
 void propagate(Bricks& bricks, Seeds& seeds, float limit_in, float limit_out);
 
 // Replaces +-inf by +-clamp (and clamps finite values to the same range).

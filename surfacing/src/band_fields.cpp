@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
 #include <memory>
 #include <stdexcept>
 
@@ -71,111 +72,154 @@ void gather(const Bricks& B, std::size_t b, T* out, Get get, Missing missing) {
     }
 }
 
+// 512 voxels as bits: word x, bit y * 8 + z (the voxel order of offset()).
+using Mask = std::array<uint64_t, 8>;
+inline bool test(const Mask& m, int v) { return (m[std::size_t(v >> 6)] >> (v & 63)) & 1u; }
+inline bool any(const Mask& m) {
+  uint64_t o = 0;
+  for (uint64_t w : m) o |= w;
+  return o != 0;
+}
+
+// The voxels of brick b with a 26-neighbour set in `m` (its own bricks' and
+// its neighbours' masks): the set bits are placed on a 10^3 frame, one
+// 100-bit word per x (bit y * 10 + z, the apron included), dilated by one
+// voxel along each axis, and the frame's inner 8^3 read back.
+Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b) {
+  using Word = unsigned __int128;
+  Word w[kPad] = {};
+  for (int j = 0; j < 27; ++j) {
+    const int32_t o = j == nbr_slot(0, 0, 0) ? int32_t(b) : B.nbr[b][std::size_t(j)];
+    if (o < 0) continue;
+    const int ox = j / 9 - 1, oy = (j / 3) % 3 - 1, oz = j % 3 - 1;
+    const Mask& src = m[std::size_t(o)];
+    for (int x = 0; x < kDim; ++x) {
+      const int px = x + kDim * ox + 1;
+      if (px < 0 || px >= kPad) continue;
+      for (uint64_t bits = src[std::size_t(x)]; bits; bits &= bits - 1) {
+        const int yz = __builtin_ctzll(bits), py = (yz >> 3) + kDim * oy + 1, pz = (yz & 7) + kDim * oz + 1;
+        if (py >= 0 && py < kPad && pz >= 0 && pz < kPad) w[px] |= Word(1) << (py * kPad + pz);
+      }
+    }
+  }
+  // Shifts carry a bit across a row only into the apron, which is not read back.
+  for (Word& r : w) r |= (r << 1) | (r >> 1);
+  for (Word& r : w) r |= (r << kPad) | (r >> kPad);
+  Mask out{};
+  for (int x = 0; x < kDim; ++x) {
+    const Word r = w[x] | w[x + 1] | w[x + 2];
+    uint64_t o = 0;
+    for (int y = 0; y < kDim; ++y) o |= uint64_t((r >> ((y + 1) * kPad + 1)) & 0xff) << (y * kDim);
+    out[std::size_t(x)] = o;
+  }
+  return out;
+}
+
 }  // namespace
 
 void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
-  // Gauss-Seidel over bricks: each brick, with its neighbours' seeds in an
-  // apron, sweeps its voxels forward and back, every voxel taking the seed
-  // of a 26-neighbour whose point is nearer than its own seed's. Bricks are
-  // processed in eight colour classes by the parity of their coordinates, so
-  // no two neighbours run at once and the result does not depend on the
-  // thread count; rounds repeat over bricks near a change until none. A
-  // voxel is looked at only when a neighbour's seed changed since its brick
-  // was last swept (a stamp per voxel: the round of its last change).
+  // A front moving out from the seeds, one voxel per pass: in each pass
+  // every voxel next to one whose seed changed in the pass before looks at
+  // those neighbours' seeds and takes the nearest, if nearer than its own
+  // (Jacobi: all updates of a pass are computed from the state before it,
+  // then applied, so the result does not depend on the thread count or
+  // order). The voxels to look at come from bit masks (dilated() above), so
+  // a pass costs in proportion to the front, not to the band.
   const std::size_t nb = B.size();
   if (nb == 0) return;
-  // Stamps: 0 never changed, 1 a seed, r + 1 changed in round r, 255 a fixed
-  // finite value without a seed.
-  constexpr uint8_t kSeedStamp = 1, kFixedStamp = 0xff;
-  std::vector<uint8_t> stamp(nb * kVoxels);
-  tbb::parallel_for(std::size_t(0), nb * kVoxels, [&](std::size_t i) {
-    stamp[i] = S.id[i] != kNoSeed ? kSeedStamp : !std::isinf(B.phi[i]) ? kFixedStamp : 0;
+  // frozen: seeds and finite values without a seed (never change).
+  std::vector<Mask> frozen(nb), changed(nb), next(nb);
+  tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
+    Mask f{}, c{};
+    for (int v = 0; v < kVoxels; ++v) {
+      const std::size_t i = b * kVoxels + std::size_t(v);
+      const uint64_t bit = uint64_t(1) << (v & 63);
+      if (S.id[i] != kNoSeed) {
+        f[std::size_t(v >> 6)] |= bit;
+        c[std::size_t(v >> 6)] |= bit;
+      } else if (!std::isinf(B.phi[i])) {
+        f[std::size_t(v >> 6)] |= bit;
+      }
+    }
+    frozen[b] = f;
+    changed[b] = c;
   });
-  std::vector<int32_t> colour_list[8];
-  for (std::size_t b = 0; b < nb; ++b) {
-    const auto& c = B.coord[b];
-    colour_list[(c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2)].push_back(int32_t(b));
-  }
-  std::vector<uint8_t> dirty(nb, 1), changed(nb, 0), swept(nb, 0);  // swept: round last swept, 0 never
+  std::vector<uint8_t> active(nb);  // some seed changed in the brick or a neighbour
+  struct Update {
+    uint16_t v;
+    uint32_t id;
+    float phi;
+  };
+  std::vector<std::vector<Update>> updates(nb);
   struct Apron {
     uint32_t id[kPadCells];
-    uint8_t stamp[kPadCells];
+    Vec3f p[kPadCells];
   };
   tbb::enumerable_thread_specific<std::unique_ptr<Apron>> scratch([] { return std::make_unique<Apron>(); });
-  for (int round = 1; round < 250; ++round) {
-    for (const auto& list : colour_list) {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, list.size(), 4), [&](const auto& r) {
-        Apron& A = *scratch.local();
-        for (std::size_t li = r.begin(); li != r.end(); ++li) {
-          const std::size_t b = std::size_t(list[li]);
-          if (!dirty[b]) continue;
-          gather(B, b, A.id, [&](std::size_t o, int v) { return S.id[o * kVoxels + std::size_t(v)]; },
-                 [](int32_t) { return kNoSeed; });
-          gather(B, b, A.stamp, [&](std::size_t o, int v) { return stamp[o * kVoxels + std::size_t(v)]; },
-                 [](int32_t) { return uint8_t(0); });
-          const uint8_t since = swept[b];  // changes after this are news
-          float* phi = B.values(b);
-          const auto& c = B.coord[b];
-          bool moved = false;
-          for (int sweep = 0; sweep < 2; ++sweep)
-            for (int i = 0; i < kVoxels; ++i) {
-              const int v = sweep == 0 ? i : kVoxels - 1 - i;
-              const int x = v >> 6, y = (v >> 3) & 7, z = v & 7, p = pad(x, y, z);
-              const uint8_t st = A.stamp[p];
-              if (st == kSeedStamp || st == kFixedStamp) continue;
-              const uint32_t own = A.id[p];
-              const Vec3f g = vec3(float(c[0] * kDim + x), float(c[1] * kDim + y), float(c[2] * kDim + z));
-              uint32_t best_id = own;
-              float best = -1;
-              for (int n = 0; n < 26; ++n) {
-                const int q = p + kRing.off[n];
-                const uint8_t sq = A.stamp[q];
-                if (sq == kFixedStamp || sq <= since) continue;  // nothing new there (0: nothing at all)
-                const uint32_t id = A.id[q];
-                if (id == best_id) continue;
-                if (best < 0) best = own == kNoSeed ? kInf : length2(g - S.table[own].p);
-                const float d2 = length2(g - S.table[id].p);
-                if (d2 < best) {
-                  best = d2;
-                  best_id = id;
-                }
-              }
-              if (best_id == own) continue;
-              const float d = seed_distance(S.table[best_id], g, best);
-              const bool in = phi[v] < 0;
-              if (d > (in ? limit_in : limit_out)) continue;
-              phi[v] = in ? -d : d;
-              A.id[p] = best_id;
-              A.stamp[p] = uint8_t(round + 1);
-              moved = true;
-            }
-          if (moved) {
-            for (int v = 0; v < kVoxels; ++v) {
-              const int p = pad(v >> 6, (v >> 3) & 7, v & 7);
-              S.id[b * kVoxels + std::size_t(v)] = A.id[p];
-              stamp[b * kVoxels + std::size_t(v)] = A.stamp[p];
-            }
-          }
-          swept[b] = uint8_t(round);
-          changed[b] = moved;
-        }
-      });
-    }
-    // Next round: bricks next to (or being) one that changed.
-    bool any = false;
+  const Vec3f kFar = vec3(1e15f, 1e15f, 1e15f);
+  for (int pass = 0; pass < 100000; ++pass) {
     tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
-      uint8_t d = changed[b];
-      for (int j = 0; j < 27 && !d; ++j) {
+      uint8_t a = any(changed[b]);
+      for (int j = 0; j < 27 && !a; ++j) {
         const int32_t o = B.nbr[b][std::size_t(j)];
-        d = o >= 0 && changed[std::size_t(o)];
+        a = o >= 0 && any(changed[std::size_t(o)]);
       }
-      dirty[b] = d;
+      active[b] = a;
     });
-    for (std::size_t b = 0; b < nb; ++b) {
-      any |= changed[b] != 0;
-      changed[b] = 0;
-    }
-    if (!any) break;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 8), [&](const auto& r) {
+      Apron& A = *scratch.local();
+      for (std::size_t b = r.begin(); b != r.end(); ++b) {
+        std::vector<Update>& up = updates[b];
+        up.clear();
+        if (!active[b]) continue;
+        Mask look = dilated(B, changed, b);
+        for (int x = 0; x < kDim; ++x) look[std::size_t(x)] &= ~frozen[b][std::size_t(x)];
+        if (!any(look)) continue;
+        // The seed points of the neighbours that changed in the last pass,
+        // on the padded brick (far away elsewhere, so never the nearest).
+        gather(B, b, A.id,
+               [&](std::size_t o, int v) {
+                 return test(changed[o], v) ? S.id[o * kVoxels + std::size_t(v)] : kNoSeed;
+               },
+               [](int32_t) { return kNoSeed; });
+        for (int i = 0; i < kPadCells; ++i) A.p[i] = A.id[i] == kNoSeed ? kFar : S.table[A.id[i]].p;
+        const auto& c = B.coord[b];
+        const float* phi = B.values(b);
+        for (int x = 0; x < kDim; ++x)
+          for (uint64_t bits = look[std::size_t(x)]; bits; bits &= bits - 1) {
+            const int yz = __builtin_ctzll(bits), y = yz >> 3, z = yz & 7, v = (x << 6) | yz, p = pad(x, y, z);
+            const Vec3f g = vec3(float(c[0] * kDim + x), float(c[1] * kDim + y), float(c[2] * kDim + z));
+            float best = kInf;
+            int at = 0;
+            for (int n = 0; n < 26; ++n) {
+              const float d2 = length2(g - A.p[p + kRing.off[n]]);
+              at = d2 < best ? n : at;
+              best = std::min(best, d2);
+            }
+            const uint32_t own = S.id[b * kVoxels + std::size_t(v)];
+            const uint32_t id = A.id[p + kRing.off[at]];
+            if (id == kNoSeed || id == own || (own != kNoSeed && !(best < length2(g - S.table[own].p)))) continue;
+            const float d = seed_distance(S.table[id], g, best);
+            const bool in = phi[v] < 0;
+            if (d > (in ? limit_in : limit_out)) continue;
+            up.push_back({uint16_t(v), id, in ? -d : d});
+          }
+      }
+    });
+    std::atomic<bool> moved{false};
+    tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
+      Mask m{};
+      float* phi = B.values(b);
+      for (const Update& u : updates[b]) {
+        S.id[b * kVoxels + u.v] = u.id;
+        phi[u.v] = u.phi;
+        m[std::size_t(u.v >> 6)] |= uint64_t(1) << (u.v & 63);
+      }
+      if (!updates[b].empty()) moved.store(true, std::memory_order_relaxed);
+      next[b] = m;
+    });
+    changed.swap(next);
+    if (!moved) break;
   }
 }
 
