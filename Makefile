@@ -43,7 +43,7 @@ fuzz: setup
 demo: build
 	@$(BUILD_DIR)/bin/eddy run examples/water_hits_lemon.eddy.json --out $(DEMO_OUT)
 	@echo "demo: liquid meshes  $(abspath $(DEMO_OUT))/water_hits_lemon/surface.*.obj"
-	@echo "demo: VDB files      $(abspath $(DEMO_OUT))/water_hits_lemon/fluid.*.vdb (grids: surface, points)"
+	@echo "demo: VDB files      $(abspath $(DEMO_OUT))/water_hits_lemon/fluid.*.vdb (grids: surface, v, points)"
 
 bench: build editor
 	@$(BUILD_DIR)/bin/eddy_bench_pbf

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
         P[k++] = vec3(x * s + jit(rng), y * s + jit(rng), z * s + jit(rng));
   const float L = side * s;
   for (; k < p.size(); ++k) P[k] = vec3(u(rng) * L, L + 0.05f + u(rng) * 0.5f * L, u(rng) * L);
+  for (std::size_t i = 0; i < p.size(); ++i) p.v()[i] = vec3(u(rng) - 0.5f, u(rng) - 0.5f, u(rng) - 0.5f);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::printf("surfacing %zu particles (%zu block, %zu splash), r = %.3f m, %u cores\n", p.size(), block, splash, r,
               cores);
@@ -72,6 +73,17 @@ int main(int argc, char** argv) {
     const auto t2 = Clock::now();
     const double sdf_s = std::chrono::duration<double>(t1 - t0).count();
     const double mesh_s = std::chrono::duration<double>(t2 - t1).count();
+    if (!reference && engine == LiquidSdfEngine::Bands) {
+      // The velocity grid and the mesh's point velocities, as the nodes make
+      // them (SmoothLiquidSDF's velocity, SDFToPrim's velocityGrid).
+      Mesh mv = m;
+      const auto t3 = Clock::now();
+      const Volume vel = liquid_velocity(p, v, lp.influence_scale * st.radius + st.dx, lp.half_width * st.dx);
+      sample_velocity(mv, vel);
+      std::printf("%-24s Dx = r%-3s %7.2f s  (%llu voxels, %zu mesh points)\n", "  + velocity v", dx < r ? "/2" : "",
+                  std::chrono::duration<double>(Clock::now() - t3).count(), (unsigned long long)vel.active_voxels(),
+                  mv.points.size());
+    }
     std::printf("%-24s Dx = r%-3s %7.2f s  %6.0fk particles/s/core  (rasterise %.2f, renormalise %.2f, smooth %.2f, "
                 "erode %.2f, droplets %.2f, mesh %.2f)  %llu active voxels, %zu faces, %zu droplets\n",
                 name, dx < r ? "/2" : "", sdf_s + mesh_s, double(p.size()) / (sdf_s + mesh_s) / cores / 1e3,

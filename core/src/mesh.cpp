@@ -77,6 +77,9 @@ void check_mesh(const Mesh& m, const std::string& source) {
   for (std::size_t f = 0; f < m.quads.size(); ++f) check(m.quads[f].data(), 4, m.triangles.size() + f);
   if (!m.normals.empty() && m.normals.size() != m.points.size())
     throw Error(source + ": " + std::to_string(m.normals.size()) + " normals for " + std::to_string(n) + " points");
+  if (!m.velocities.empty() && m.velocities.size() != m.points.size())
+    throw Error(source + ": " + std::to_string(m.velocities.size()) + " velocities for " + std::to_string(n) +
+                " points");
 }
 
 MeshStats measure_mesh(const Mesh& m) {

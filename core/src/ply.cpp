@@ -268,20 +268,27 @@ Points read_ply_points(const std::string& path) { return decode_ply_points(read_
 
 std::string encode_ply_mesh(const Mesh& m) {
   const bool normals = !m.normals.empty() && m.normals.size() == m.points.size();
+  const bool velocities = !m.velocities.empty() && m.velocities.size() == m.points.size();
   std::ostringstream h;
   h << "ply\nformat binary_little_endian 1.0\ncomment written by eddy\n";
   h << "element vertex " << m.points.size() << "\nproperty float x\nproperty float y\nproperty float z\n";
   if (normals) h << "property float nx\nproperty float ny\nproperty float nz\n";
+  if (velocities) h << "property float vx\nproperty float vy\nproperty float vz\n";
   h << "element face " << m.face_count() << "\nproperty list uchar int vertex_indices\nend_header\n";
   std::string out = h.str();
   const std::size_t header = out.size();
-  out.resize(header + m.points.size() * (normals ? 24 : 12) + m.triangles.size() * 13 + m.quads.size() * 17);
+  const std::size_t vertex_bytes = 12 * (1 + std::size_t(normals) + std::size_t(velocities));
+  out.resize(header + m.points.size() * vertex_bytes + m.triangles.size() * 13 + m.quads.size() * 17);
   char* w = out.data() + header;
   for (std::size_t i = 0; i < m.points.size(); ++i) {
     std::memcpy(w, &m.points[i], 12);
     w += 12;
     if (normals) {
       std::memcpy(w, &m.normals[i], 12);
+      w += 12;
+    }
+    if (velocities) {
+      std::memcpy(w, &m.velocities[i], 12);
       w += 12;
     }
   }
@@ -332,7 +339,7 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
   bool seen_vertex = false;
   for (const PlyElement& e : elems) {
     const bool is_vertex = e.name == "vertex", is_face = e.name == "face";
-    int ix = -1, iy = -1, iz = -1, inx = -1, iny = -1, inz = -1, iface = -1;
+    int ix = -1, iy = -1, iz = -1, inx = -1, iny = -1, inz = -1, ivx = -1, ivy = -1, ivz = -1, iface = -1;
     for (std::size_t k = 0; k < e.props.size(); ++k) {
       const std::string& n = e.props[k].name;
       const int kk = int(k);
@@ -342,6 +349,9 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
       else if (n == "nx") inx = kk;
       else if (n == "ny") iny = kk;
       else if (n == "nz") inz = kk;
+      else if (n == "vx") ivx = kk;
+      else if (n == "vy") ivy = kk;
+      else if (n == "vz") ivz = kk;
       else if ((n == "vertex_indices" || n == "vertex_index") && !e.list_count_type[k].empty()) iface = kk;
     }
     // Each item takes at least one byte (binary) or two (ASCII: a digit and a
@@ -356,6 +366,7 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
       seen_vertex = true;
       m.points.resize(e.count);
       if (inx >= 0 && iny >= 0 && inz >= 0) m.normals.resize(e.count);
+      if (ivx >= 0 && ivy >= 0 && ivz >= 0) m.velocities.resize(e.count);
     }
     if (is_face && iface < 0) return fail("faces have no vertex_indices list");
     std::vector<double> vals(e.props.size());
@@ -388,6 +399,9 @@ Mesh decode_ply_mesh(const std::string& data, const std::string& src) {
         if (!m.normals.empty())
           m.normals[i] =
               vec3(float(vals[std::size_t(inx)]), float(vals[std::size_t(iny)]), float(vals[std::size_t(inz)]));
+        if (!m.velocities.empty())
+          m.velocities[i] =
+              vec3(float(vals[std::size_t(ivx)]), float(vals[std::size_t(ivy)]), float(vals[std::size_t(ivz)]));
       }
     }
   }

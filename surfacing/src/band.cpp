@@ -1,5 +1,6 @@
 // Sparse narrow bands on 8^3 bricks: the brick container, sampling, the
-// shrink bound and the isolated-particle test. The rasteriser and dilation
+// shrink bound, the cell list with the isolated-particle test and the kernel
+// average. The rasteriser and dilation
 // are in band_raster.cpp, the distance and smoothing passes in
 // band_fields.cpp. See band.h.
 #include "band.h"
@@ -79,40 +80,87 @@ void bound_shrink(Bricks& B, const std::vector<float>& unsmoothed, float max_shr
   });
 }
 
+CellList::CellList(const Vec3f* P, std::size_t n, double h) : inv_(1.0 / h) {
+  entries_.resize(n);
+  tbb::parallel_for(std::size_t(0), n, [&](std::size_t i) { entries_[i] = {key(P[i]), uint32_t(i)}; });
+  tbb::parallel_sort(entries_.begin(), entries_.end());
+}
+
+uint64_t CellList::key(Vec3f x) const {
+  return pack(int(std::floor(x.x * inv_)), int(std::floor(x.y * inv_)), int(std::floor(x.z * inv_)));
+}
+
+void CellList::ranges(uint64_t cell, Range out[27]) const {
+  int c[3];
+  unpack(cell, c[0], c[1], c[2]);
+  int k = 0;
+  for (int dx = -1; dx <= 1; ++dx)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dz = -1; dz <= 1; ++dz) {
+        const uint64_t q = pack(c[0] + dx, c[1] + dy, c[2] + dz);
+        const auto lo = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(q, uint32_t(0)));
+        auto hi = lo;
+        while (hi != entries_.end() && hi->first == q) ++hi;
+        out[k++] = {uint32_t(lo - entries_.begin()), uint32_t(hi - entries_.begin())};
+      }
+}
+
 std::vector<uint8_t> isolated(const Vec3f* P, std::size_t n, const std::vector<uint32_t>& candidates, double radius,
                               int fewer_than) {
   std::vector<uint8_t> lone(candidates.size(), 0);
   if (candidates.empty()) return lone;
-  const double inv = 1.0 / radius;
-  auto cell = [&](Vec3f x, int c[3]) {
-    c[0] = int(std::floor(x.x * inv));
-    c[1] = int(std::floor(x.y * inv));
-    c[2] = int(std::floor(x.z * inv));
-  };
-  std::vector<std::pair<uint64_t, uint32_t>> keys(n);
-  tbb::parallel_for(std::size_t(0), n, [&](std::size_t i) {
-    int c[3];
-    cell(P[i], c);
-    keys[i] = {pack(c[0], c[1], c[2]), uint32_t(i)};
-  });
-  tbb::parallel_sort(keys.begin(), keys.end());
+  const CellList cells(P, n, radius);
   const float r2 = float(radius * radius);
   tbb::parallel_for(std::size_t(0), candidates.size(), [&](std::size_t k) {
     const uint32_t i = candidates[k];
-    int c[3];
-    cell(P[i], c);
+    CellList::Range near[27];
+    cells.ranges(cells.key(P[i]), near);
     int found = 0;
-    for (int dx = -1; dx <= 1 && found < fewer_than; ++dx)
-      for (int dy = -1; dy <= 1 && found < fewer_than; ++dy)
-        for (int dz = -1; dz <= 1 && found < fewer_than; ++dz) {
-          const uint64_t key = pack(c[0] + dx, c[1] + dy, c[2] + dz);
-          auto it = std::lower_bound(keys.begin(), keys.end(), std::make_pair(key, uint32_t(0)));
-          for (; it != keys.end() && it->first == key && found < fewer_than; ++it)
-            if (it->second != i && length2(P[it->second] - P[i]) < r2) ++found;
-        }
+    for (int c = 0; c < 27 && found < fewer_than; ++c)
+      for (uint32_t e = near[c].begin; e != near[c].end && found < fewer_than; ++e) {
+        const uint32_t j = cells.point(e);
+        if (j != i && length2(P[j] - P[i]) < r2) ++found;
+      }
     lone[k] = found < fewer_than;
   });
   return lone;
+}
+
+void kernel_average(const Vec3f* P, const Vec3f* V, std::size_t n, const Vec3f* at, std::size_t m, double h,
+                    Vec3f* out, uint8_t* found) {
+  if (m == 0) return;
+  const CellList cells(P, n, h);
+  // The queries by cell, so that each cell's 27 neighbour ranges are looked
+  // up once for all the queries in it.
+  std::vector<std::pair<uint64_t, uint32_t>> queries(m);
+  tbb::parallel_for(std::size_t(0), m, [&](std::size_t i) { queries[i] = {cells.key(at[i]), uint32_t(i)}; });
+  tbb::parallel_sort(queries.begin(), queries.end());
+  std::vector<std::size_t> first;
+  for (std::size_t i = 0; i < m; ++i)
+    if (i == 0 || queries[i].first != queries[i - 1].first) first.push_back(i);
+  first.push_back(m);
+  const float inv_h2 = float(1.0 / (h * h));
+  tbb::parallel_for(std::size_t(0), first.size() - 1, [&](std::size_t g) {
+    CellList::Range near[27];
+    cells.ranges(queries[first[g]].first, near);
+    for (std::size_t q = first[g]; q != first[g + 1]; ++q) {
+      const uint32_t i = queries[q].second;
+      const Vec3f x = at[i];
+      Vec3f sum = vec3(0.0f, 0.0f, 0.0f);
+      float wsum = 0;
+      for (const CellList::Range& r : near)
+        for (uint32_t e = r.begin; e != r.end; ++e) {
+          const uint32_t j = cells.point(e);
+          const float t = 1.0f - length2(P[j] - x) * inv_h2;
+          if (t <= 0) continue;
+          const float w = t * t * t;
+          sum = sum + V[j] * w;
+          wsum += w;
+        }
+      found[i] = wsum > 0;
+      out[i] = wsum > 0 ? sum / wsum : vec3(0.0f, 0.0f, 0.0f);
+    }
+  });
 }
 
 float sample(const Bricks& B, Vec3f u) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "eddy/core/vec.h"
@@ -135,11 +136,34 @@ Seeds crossing_seeds(Bricks& bricks);
 // no crease where the two meet. Voxels where either is +-inf take the min.
 void bound_shrink(Bricks& bricks, const std::vector<float>& unsmoothed, float max_shrink, float blend);
 
+// Points sorted by cubic cells of size h, for queries within h.
+class CellList {
+ public:
+  struct Range {
+    uint32_t begin, end;  // into the sorted entries
+  };
+  CellList(const Vec3f* P, std::size_t n, double h);
+  uint64_t key(Vec3f x) const;  // the cell holding x
+  // The entries of the 27 cells around `cell` (every point within h of a
+  // point in it).
+  void ranges(uint64_t cell, Range out[27]) const;
+  uint32_t point(uint32_t entry) const { return entries_[entry].second; }
+
+ private:
+  double inv_;
+  std::vector<std::pair<uint64_t, uint32_t>> entries_;  // (cell, point), sorted
+};
+
 // For each of `candidates` (indices into P): 1 where fewer than
-// `fewer_than` other particles lie within `radius` of it (a cell list of
-// that size over all n particles, sorted keys), else 0.
+// `fewer_than` other particles lie within `radius` of it, else 0.
 std::vector<uint8_t> isolated(const Vec3f* P, std::size_t n, const std::vector<uint32_t>& candidates, double radius,
                               int fewer_than);
+
+// At each of the m points `at`, the average of V over the n points P
+// within h, weighted by (1 - d^2 / h^2)^3; found[i] = 0 (and out[i] = 0)
+// where none is that near.
+void kernel_average(const Vec3f* P, const Vec3f* V, std::size_t n, const Vec3f* at, std::size_t m, double h,
+                    Vec3f* out, uint8_t* found);
 
 // The field at index-space position u, trilinear over the eight voxels
 // around it; where one of them holds +-inf, the nearest voxel's value.

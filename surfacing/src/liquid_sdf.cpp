@@ -371,6 +371,61 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
 
 }  // namespace
 
+Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, double reach) {
+  init_openvdb();
+  auto sdf = openvdb::GridBase::constGrid<FloatGrid>(surface.empty() ? nullptr : surface.impl().grid);
+  if (!sdf || surface.grid_class() != GridClass::LevelSet)
+    throw Error("the velocity grid needs a float level set of the liquid, got " +
+                (surface.empty() ? std::string("nothing") : "'" + surface.name() + "' (" + surface.value_type() + ")"));
+  if (!(radius > 0)) throw Error("the velocity kernel radius must be positive, got " + std::to_string(radius));
+  using VecTree = openvdb::Vec3STree;
+  auto tree = std::make_shared<VecTree>(sdf->tree(), openvdb::Vec3s(0.0f), openvdb::TopologyCopy());
+  // The voxels within `reach` of the surface, numbered leaf by leaf.
+  std::vector<const FloatTree::LeafNodeType*> leaves;
+  sdf->tree().getNodes(leaves);
+  const float band = float(reach);
+  std::vector<std::size_t> first(leaves.size() + 1, 0);
+  tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
+    std::size_t n = 0;
+    for (auto it = leaves[l]->cbeginValueOn(); it; ++it) n += std::fabs(*it) <= band;
+    first[l + 1] = n;
+  });
+  for (std::size_t l = 0; l < leaves.size(); ++l) first[l + 1] += first[l];
+  const std::size_t m = first.back();
+  std::vector<Vec3f> at(m), v(m);
+  std::vector<uint8_t> found(m);
+  const openvdb::math::Transform& xform = sdf->transform();
+  tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
+    std::size_t k = first[l];
+    for (auto it = leaves[l]->cbeginValueOn(); it; ++it)
+      if (std::fabs(*it) <= band) {
+        const openvdb::Vec3d x = xform.indexToWorld(it.getCoord());
+        at[k++] = vec3(float(x.x()), float(x.y()), float(x.z()));
+      }
+  });
+  band::kernel_average(pts.P(), pts.v(), pts.size(), at.data(), m, radius, v.data(), found.data());
+  tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
+    std::size_t k = first[l];
+    auto* out = tree->probeLeaf(leaves[l]->origin());
+    for (auto it = leaves[l]->cbeginValueOn(); it; ++it) {
+      const openvdb::Index i = it.pos();
+      if (std::fabs(*it) <= band && found[k]) {
+        out->setValueOn(i, openvdb::Vec3s(v[k].x, v[k].y, v[k].z));
+      } else {
+        out->setValueOff(i, openvdb::Vec3s(0.0f));
+      }
+      k += std::fabs(*it) <= band;
+    }
+  });
+  openvdb::tools::pruneInactive(*tree);
+  auto grid = openvdb::Vec3SGrid::create(tree);
+  grid->setTransform(sdf->transform().copy());
+  grid->setName("v");
+  grid->setGridClass(openvdb::GRID_UNKNOWN);
+  grid->setVectorType(openvdb::VEC_CONTRAVARIANT_RELATIVE);
+  return make_volume(grid);
+}
+
 double estimate_liquid_sdf_bytes(const Points& pts, const LiquidSdfParams& p) {
   const Resolved s = resolve(pts, p);
   // A lower bound: every particle's own leaf plus its band (8^3 floats and

@@ -29,6 +29,38 @@ openvdb::FloatGrid::ConstPtr level_set_of(const Volume& volume, const char* what
 
 }  // namespace
 
+void sample_velocity(Mesh& m, const Volume& volume) {
+  init_openvdb();
+  auto grid = openvdb::GridBase::constGrid<openvdb::Vec3SGrid>(volume.empty() ? nullptr : volume.impl().grid);
+  if (!grid)
+    throw Error("point velocities need a vec3s grid, got " +
+                (volume.empty() ? std::string("nothing") : "'" + volume.name() + "' (" + volume.value_type() + ")"));
+  m.velocities.resize(m.points.size());
+  // Trilinear over the active corners only, renormalised, so that a cell
+  // at the edge of the grid's active voxels does not pull towards zero.
+  const openvdb::math::Transform& xform = grid->transform();
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m.points.size(), 4096), [&](const auto& r) {
+    auto acc = grid->getConstAccessor();
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      const openvdb::Vec3d u = xform.worldToIndex(openvdb::Vec3d(m.points[i].x, m.points[i].y, m.points[i].z));
+      const openvdb::Coord c0(int(std::floor(u.x())), int(std::floor(u.y())), int(std::floor(u.z())));
+      const double t[3] = {u.x() - c0.x(), u.y() - c0.y(), u.z() - c0.z()};
+      openvdb::Vec3d sum(0.0);
+      double wsum = 0;
+      for (int k = 0; k < 8; ++k) {
+        const int bx = k >> 2, by = (k >> 1) & 1, bz = k & 1;
+        openvdb::Vec3s v;
+        if (!acc.probeValue(c0.offsetBy(bx, by, bz), v)) continue;
+        const double w = (bx ? t[0] : 1 - t[0]) * (by ? t[1] : 1 - t[1]) * (bz ? t[2] : 1 - t[2]);
+        sum += w * openvdb::Vec3d(v);
+        wsum += w;
+      }
+      if (wsum > 0) sum /= wsum;
+      m.velocities[i] = vec3(float(sum.x()), float(sum.y()), float(sum.z()));
+    }
+  });
+}
+
 Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   init_openvdb();
   auto grid = level_set_of(volume, "SDFToPrim");

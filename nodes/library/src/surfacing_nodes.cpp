@@ -1,6 +1,7 @@
 // The documented reconstruction pipeline as nodes:
 //   PrimToVDBPointDataGrid -> SmoothLiquidSDF -> SDFToPrim
 // Each node adapts graph values to surfacing/ and reports what it made.
+#include <chrono>
 #include <cstdio>
 
 #include "eddy/core/io.h"
@@ -66,12 +67,21 @@ class LiquidSdfNode final : public Node {
     LiquidSdfStats st;
     Volumes out;
     out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
-    char buf[256];
+    double velocity_s = 0;
+    if (ctx.param_bool("velocity") && pts->size() > 0) {
+      // Over the whole band, from the particles within the influence radius
+      // plus a voxel (so the band's voxels next to the surface all find some).
+      const auto t = std::chrono::steady_clock::now();
+      out.grids.push_back(liquid_velocity(*pts, out.grids[0], p.influence_scale * st.radius + st.dx,
+                                          p.half_width * st.dx));
+      velocity_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    }
+    char buf[300];
     std::snprintf(buf, sizeof buf,
                   "%zu particles (r %.4g m), voxel %.4g m, %zu droplets, %llu active voxels; "
-                  "rasterise %.2f s, filter %.2f s, droplets %.2f s",
+                  "rasterise %.2f s, filter %.2f s, droplets %.2f s, velocity %.2f s",
                   st.particles, st.radius, st.dx, st.droplets, (unsigned long long)st.active_voxels, st.rasterize_s,
-                  st.filter_s, st.droplet_s);
+                  st.filter_s, st.droplet_s, velocity_s);
     ctx.info(buf);
     ctx.output("sdf", std::move(out));
   }
@@ -100,7 +110,16 @@ class SdfToPrimNode final : public Node {
     p.adaptivity = ctx.param_float("adaptivity");
     p.allow_quads = ctx.param_bool("allowQuads");
     Mesh m = sdf_to_mesh(*chosen, p);
-    ctx.info(std::to_string(m.points.size()) + " points, " + std::to_string(m.face_count()) + " faces");
+    const std::string vname = ctx.param_string("velocityGrid");
+    const Volume* vel = vname.empty() ? nullptr : vols->find(vname);
+    if (vel) {
+      if (vel->value_type() != "vec3s")
+        throw Error("input 'sdf' grid '" + vname + "' holds " + vel->value_type() +
+                    ", not vec3s velocities (set velocityGrid to the velocity grid's name, or empty)");
+      sample_velocity(m, *vel);
+    }
+    ctx.info(std::to_string(m.points.size()) + " points, " + std::to_string(m.face_count()) + " faces" +
+             (vel ? ", velocities from '" + vname + "'" : std::string()));
     ctx.output("mesh", std::move(m));
   }
 };
@@ -130,7 +149,7 @@ void register_surfacing(Registry& r) {
                "single particle gives a sphere, a flat layer a flat surface.");
     s.input("vdb", "volumes", "VDB points (from PrimToVDBPointDataGrid), or connect 'particles' instead.", true)
         .input("particles", "points", "Particles, instead of 'vdb'.", true)
-        .output("sdf", "volumes", "The level set \"surface\".")
+        .output("sdf", "volumes", "The level set \"surface\" (and the velocity grid \"v\").")
         .param_float("Dx", d.dx, 0.0, {}, "m", "Output voxel size; smaller is finer (0: half the particle radius).")
         .param_float("radius", d.radius, 0.0, {}, "m", "Particle radius (0: the one the particles carry).")
         .param_float("influenceScale", d.influence_scale, 1.0, 10.0, "",
@@ -151,20 +170,27 @@ void register_surfacing(Registry& r) {
                     "particles left outside become droplets (no beaded edges at Dx = r). About 13x faster than "
                     "levelset_filter at 1M particles. levelset_filter: OpenVDB's level set filters (every "
                     "smoothing method), the reference chain.")
-        .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).");
+        .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).")
+        .param_bool("velocity", true,
+                    "Also output a vec3s grid \"v\" on the band: the particles' velocity averaged over the "
+                    "influence radius (Houdini's v volume, for motion blur; SDFToPrim puts it on the mesh points).");
     r.add(std::move(s.make<LiquidSdfNode>()));
   }
   {
     const MeshingParams d;
     NodeSpec s("SDFToPrim", "Surfacing",
                "A level set to a closed mesh, wound outward (counter-clockwise seen from outside, as Houdini and "
-               "Blender expect) with point normals from the level set's gradient.");
+               "Blender expect) with point normals from the level set's gradient, and point velocities where "
+               "the input carries a velocity grid.");
     s.input("sdf", "volumes", "Volumes holding a level set.")
         .output("mesh", "mesh", "The surface mesh.")
         .param_string("grid", "", "Name of the level set to mesh (empty: the first level set).")
         .param_float("isoValue", d.iso, {}, {}, "m", "Distance of the meshed surface (positive: outside).")
         .param_float("adaptivity", d.adaptivity, 0.0, 1.0, "", "0: uniform faces; up to 1: fewer faces where flat.")
-        .param_bool("allowQuads", d.allow_quads, "Keep quads (otherwise every face is a triangle).");
+        .param_bool("allowQuads", d.allow_quads, "Keep quads (otherwise every face is a triangle).")
+        .param_string("velocityGrid", "v",
+                      "Vec3 grid in 'sdf' sampled onto the points as their velocity v (written to .ply as vx vy "
+                      "vz); nothing when 'sdf' has no grid of this name, or when empty.");
     r.add(std::move(s.make<SdfToPrimNode>()));
   }
 }

@@ -131,6 +131,26 @@ TEST(Ply, RejectsCorruptFilesWithTheirName) {
       << message(huge + "0 0 0 1\n");
 }
 
+TEST(PlyMesh, PointVelocitiesRoundTripAsVxVyVz) {
+  Mesh m = box_mesh(vec3(0.1f, 0.2f, 0.3f), vec3(0.5f, 1.0f, 2.0f));
+  compute_point_normals(m);
+  for (std::size_t i = 0; i < m.points.size(); ++i) m.velocities.push_back(vec3(float(i), -0.5f * float(i), 3.25f));
+  const std::string data = encode_ply_mesh(m);
+  EXPECT_NE(data.find("property float vx\nproperty float vy\nproperty float vz\n"), std::string::npos);
+  const Mesh back = decode_ply_mesh(data, "v.ply");
+  ASSERT_EQ(back.points.size(), m.points.size());
+  ASSERT_EQ(back.velocities.size(), m.points.size());
+  ASSERT_EQ(back.normals.size(), m.points.size());
+  for (std::size_t i = 0; i < m.points.size(); ++i) {
+    EXPECT_EQ(back.points[i], m.points[i]);
+    EXPECT_EQ(back.normals[i], m.normals[i]);
+    EXPECT_EQ(back.velocities[i], m.velocities[i]);
+  }
+  // Without velocities, no v properties.
+  m.velocities.clear();
+  EXPECT_EQ(encode_ply_mesh(m).find("vx"), std::string::npos);
+}
+
 TEST(PlyMesh, RejectsIndicesAndCountsThatAreNotIntegers) {
   // Found by fuzz/fuzz_ply: a face index or list count of NaN (binary float
   // lists) was converted to int, which is undefined; so are fractions and

@@ -282,3 +282,45 @@ TEST(Band, PropagationDoesNotDependOnTheThreadCount) {
   ASSERT_EQ(one.bricks.phi.size(), all.bricks.phi.size());
   for (std::size_t i = 0; i < one.bricks.phi.size(); ++i) ASSERT_EQ(one.bricks.phi[i], all.bricks.phi[i]) << i;
 }
+
+TEST(Band, KernelAverageMatchesBruteForce) {
+  // Random points with random velocities, queries spread over and beyond
+  // them; every query against the direct sum over all points.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f), q(-0.2f, 1.2f), w(-3.0f, 3.0f);
+  const std::size_t n = 4000, m = 3000;
+  std::vector<Vec3f> P(n), V(n), at(m), out(m);
+  for (std::size_t i = 0; i < n; ++i) {
+    P[i] = vec3(u(rng), u(rng), u(rng));
+    V[i] = vec3(w(rng), w(rng), w(rng));
+  }
+  for (auto& x : at) x = vec3(q(rng), q(rng), q(rng));
+  const double h = 0.07;
+  std::vector<uint8_t> found(m);
+  kernel_average(P.data(), V.data(), n, at.data(), m, h, out.data(), found.data());
+  int some = 0, none = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    double sw = 0, s[3] = {0, 0, 0};
+    for (std::size_t j = 0; j < n; ++j) {
+      const double t = 1.0 - double(length2(P[j] - at[i])) / (h * h);
+      if (t <= 0) continue;
+      const double wt = t * t * t;
+      sw += wt;
+      s[0] += wt * V[j].x;
+      s[1] += wt * V[j].y;
+      s[2] += wt * V[j].z;
+    }
+    ASSERT_EQ(found[i] != 0, sw > 0) << "query " << i;
+    if (sw == 0) {
+      ++none;
+      EXPECT_EQ(out[i], vec3(0.0f, 0.0f, 0.0f));
+      continue;
+    }
+    ++some;
+    EXPECT_NEAR(out[i].x, s[0] / sw, 1e-4);
+    EXPECT_NEAR(out[i].y, s[1] / sw, 1e-4);
+    EXPECT_NEAR(out[i].z, s[2] / sw, 1e-4);
+  }
+  EXPECT_GT(some, 1000);  // both cases are exercised
+  EXPECT_GT(none, 100);
+}

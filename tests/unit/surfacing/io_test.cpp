@@ -90,13 +90,16 @@ TEST(VdbFile, WriteThenReadKeepsNamesClassesVoxelSizeAndPointCount) {
   Volumes vs;
   vs.grids.push_back(smooth_liquid_sdf(p, {}));
   vs.grids.push_back(points_to_vdb(p, 0.02, {"*"}));
+  vs.grids.push_back(liquid_velocity(p, vs.grids[0], 0.03, 0.015));  // the vec3s "v"
+  ASSERT_GT(vs.grids[2].active_voxels(), 0u);
   const std::string file = (d / "frame.0001.vdb").string();
   write_vdb(file, vs);
   const Volumes back = read_vdb(file);
-  ASSERT_EQ(back.grids.size(), 2u);
+  ASSERT_EQ(back.grids.size(), 3u);
   for (const Volume& g : vs.grids) {
     const Volume* r = back.find(g.name());  // OpenVDB lists a file's grids by name
     ASSERT_NE(r, nullptr) << g.name();
+    EXPECT_EQ(r->value_type(), g.value_type());
     EXPECT_EQ(r->grid_class(), g.grid_class());
     EXPECT_DOUBLE_EQ(r->voxel_size(), g.voxel_size());
     EXPECT_EQ(r->active_voxels(), g.active_voxels());

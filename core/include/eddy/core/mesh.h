@@ -1,5 +1,6 @@
 #pragma once
-// Mesh: points plus triangle and quad index arrays, optional point normals.
+// Mesh: points plus triangle and quad index arrays, optional point normals
+// and point velocities (Houdini's `v`, which renderers use for motion blur).
 //
 // Faces are wound counter-clockwise seen from outside (the right-hand normal
 // points out of the enclosed volume), as Houdini, Blender and the OBJ and PLY
@@ -18,12 +19,14 @@ struct Mesh {
   std::vector<Vec3f> points;
   std::vector<std::array<int32_t, 3>> triangles;
   std::vector<std::array<int32_t, 4>> quads;
-  std::vector<Vec3f> normals;  // empty, or one per point
+  std::vector<Vec3f> normals;     // empty, or one per point
+  std::vector<Vec3f> velocities;  // empty, or one per point (m/s)
 
   std::size_t face_count() const { return triangles.size() + quads.size(); }
   bool empty() const { return points.empty(); }
   std::size_t memory_bytes() const {
-    return points.size() * sizeof(Vec3f) + normals.size() * sizeof(Vec3f) + triangles.size() * 12 + quads.size() * 16;
+    return (points.size() + normals.size() + velocities.size()) * sizeof(Vec3f) + triangles.size() * 12 +
+           quads.size() * 16;
   }
 };
 

@@ -91,6 +91,14 @@ Volume smooth_liquid_sdf(const Points& points, const LiquidSdfParams& params, Li
 Volume smooth_liquid_sdf_openvdb(const Points& points, const LiquidSdfParams& params,
                                  LiquidSdfStats* stats = nullptr);
 
+// The particles' velocity near a liquid surface (Houdini's `v` volume, for
+// motion blur and for the mesh's point velocities): a vec3s grid "v" on the
+// voxels of `surface` within `reach` (m) of its zero crossing, each the
+// average of the particles' v within `radius` (m), weighted by
+// (1 - d^2 / radius^2)^3; voxels with no particle that near are left
+// inactive. Throws unless `surface` is a float level set.
+Volume liquid_velocity(const Points& points, const Volume& surface, double radius, double reach);
+
 // Step 1 alone: the union of spheres of `radius` around the points as a
 // narrow band level set (active within half_width voxels of the surface),
 // by the fast rasteriser or by OpenVDB's ParticlesToLevelSet.
@@ -110,6 +118,11 @@ struct MeshingParams {
 // A closed mesh wound outward with point normals. Throws unless `volume` is
 // a float level set.
 Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& params);
+// The mesh's point velocities sampled from a vec3 grid such as
+// liquid_velocity's "v": trilinear over the active voxels of each point's
+// cell, renormalised (zero where none is active); throws unless `velocity`
+// is a vec3s grid.
+void sample_velocity(Mesh& mesh, const Volume& velocity);
 
 // ---- colliders from meshes
 
