@@ -171,9 +171,10 @@ void register_surfacing(Registry& r) {
                     "levelset_filter at 1M particles. levelset_filter: OpenVDB's level set filters (every "
                     "smoothing method), the reference chain.")
         .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).")
-        .param_bool("velocity", true,
+        .param_bool("velocity", false,
                     "Also output a vec3s grid \"v\" on the band: the particles' velocity averaged over the "
-                    "influence radius (Houdini's v volume, for motion blur; SDFToPrim puts it on the mesh points).");
+                    "influence radius (Houdini's v volume, for motion blur; SDFToPrim puts it on the mesh points). "
+                    "Costs about 0.1x the surfacing at Dx = r and 0.6x at Dx = r / 2.");
     r.add(std::move(s.make<LiquidSdfNode>()));
   }
   {
