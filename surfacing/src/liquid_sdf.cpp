@@ -378,8 +378,11 @@ Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, 
     throw Error("the velocity grid needs a float level set of the liquid, got " +
                 (surface.empty() ? std::string("nothing") : "'" + surface.name() + "' (" + surface.value_type() + ")"));
   if (!(radius > 0)) throw Error("the velocity kernel radius must be positive, got " + std::to_string(radius));
+  if (!pts.has("v") || pts.find("v")->type != AttribType::Vec3)
+    throw Error("the velocity grid needs particles with a vec3 attribute 'v'");
   using VecTree = openvdb::Vec3STree;
   auto tree = std::make_shared<VecTree>(sdf->tree(), openvdb::Vec3s(0.0f), openvdb::TopologyCopy());
+  tree->voxelizeActiveTiles();  // only voxels are filled below
   // The voxels within `reach` of the surface, numbered leaf by leaf.
   std::vector<const FloatTree::LeafNodeType*> leaves;
   sdf->tree().getNodes(leaves);

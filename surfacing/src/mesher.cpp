@@ -45,8 +45,8 @@ void sample_velocity(Mesh& m, const Volume& volume) {
       const openvdb::Vec3d u = xform.worldToIndex(openvdb::Vec3d(m.points[i].x, m.points[i].y, m.points[i].z));
       const openvdb::Coord c0(int(std::floor(u.x())), int(std::floor(u.y())), int(std::floor(u.z())));
       const double t[3] = {u.x() - c0.x(), u.y() - c0.y(), u.z() - c0.z()};
-      openvdb::Vec3d sum(0.0);
-      double wsum = 0;
+      openvdb::Vec3d sum(0.0), nearest(0.0);
+      double wsum = 0, best = 1e30;
       for (int k = 0; k < 8; ++k) {
         const int bx = k >> 2, by = (k >> 1) & 1, bz = k & 1;
         openvdb::Vec3s v;
@@ -54,8 +54,14 @@ void sample_velocity(Mesh& m, const Volume& volume) {
         const double w = (bx ? t[0] : 1 - t[0]) * (by ? t[1] : 1 - t[1]) * (bz ? t[2] : 1 - t[2]);
         sum += w * openvdb::Vec3d(v);
         wsum += w;
+        const double d2 = (bx - t[0]) * (bx - t[0]) + (by - t[1]) * (by - t[1]) + (bz - t[2]) * (bz - t[2]);
+        if (d2 < best) {
+          best = d2;
+          nearest = openvdb::Vec3d(v);
+        }
       }
-      if (wsum > 0) sum /= wsum;
+      // On a cell face every active corner may have weight zero: the nearest one.
+      sum = wsum > 0 ? sum / wsum : nearest;
       m.velocities[i] = vec3(float(sum.x()), float(sum.y()), float(sum.z()));
     }
   });

@@ -88,6 +88,7 @@ class TransformNode final : public Node {
       // Normals by the inverse transpose, R S^-1, made unit again.
       const Mat3f N = R * mat3_diag(vec3(1.0f / s.x, 1.0f / s.y, 1.0f / s.z));
       for (Vec3f& n : m.normals) n = normalize_or(N * n, n);
+      for (Vec3f& v : m.velocities) v = M * v;  // as the points' v above
       if (det < 0.0f) flip_winding(m);  // a mirror turns the faces inside out
       ctx.output("mesh", std::move(m));
     } else {

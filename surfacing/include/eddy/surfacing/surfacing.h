@@ -120,8 +120,8 @@ struct MeshingParams {
 Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& params);
 // The mesh's point velocities sampled from a vec3 grid such as
 // liquid_velocity's "v": trilinear over the active voxels of each point's
-// cell, renormalised (zero where none is active); throws unless `velocity`
-// is a vec3s grid.
+// cell, renormalised (the nearest active corner where their weights are all
+// zero; zero where none is active); throws unless `velocity` is a vec3s grid.
 void sample_velocity(Mesh& mesh, const Volume& velocity);
 
 // ---- colliders from meshes
