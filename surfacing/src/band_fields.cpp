@@ -84,8 +84,10 @@ inline bool any(const Mask& m) {
 // The voxels of brick b with a 26-neighbour set in `m` (its own bricks' and
 // its neighbours' masks): the set bits are placed on a 10^3 frame, one
 // 100-bit word per x (bit y * 10 + z, the apron included), dilated by one
-// voxel along each axis, and the frame's inner 8^3 read back.
-Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b) {
+// voxel along each axis, and the frame's inner 8^3 read back. Each set bit
+// on the frame is also handed to on_bit(padded cell, brick, voxel).
+template <typename OnBit>
+Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b, OnBit on_bit) {
   using Word = unsigned __int128;
   Word w[kPad] = {};
   for (int j = 0; j < 27; ++j) {
@@ -98,7 +100,9 @@ Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b) {
       if (px < 0 || px >= kPad) continue;
       for (uint64_t bits = src[std::size_t(x)]; bits; bits &= bits - 1) {
         const int yz = __builtin_ctzll(bits), py = (yz >> 3) + kDim * oy + 1, pz = (yz & 7) + kDim * oz + 1;
-        if (py >= 0 && py < kPad && pz >= 0 && pz < kPad) w[px] |= Word(1) << (py * kPad + pz);
+        if (py < 0 || py >= kPad || pz < 0 || pz >= kPad) continue;
+        w[px] |= Word(1) << (py * kPad + pz);
+        on_bit((px * kPad + py) * kPad + pz, std::size_t(o), (x << 6) | yz);
       }
     }
   }
@@ -151,12 +155,18 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
     float phi;
   };
   std::vector<std::vector<Update>> updates(nb);
+  const Vec3f kFar = vec3(1e15f, 1e15f, 1e15f);
   struct Apron {
     uint32_t id[kPadCells];
     Vec3f p[kPadCells];
+    std::vector<int> set;  // the cells holding a seed
   };
-  tbb::enumerable_thread_specific<std::unique_ptr<Apron>> scratch([] { return std::make_unique<Apron>(); });
-  const Vec3f kFar = vec3(1e15f, 1e15f, 1e15f);
+  tbb::enumerable_thread_specific<std::unique_ptr<Apron>> scratch([&] {
+    auto a = std::make_unique<Apron>();
+    std::fill_n(a->id, kPadCells, kNoSeed);
+    std::fill_n(a->p, kPadCells, kFar);
+    return a;
+  });
   for (int pass = 0; pass < 100000; ++pass) {
     tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
       uint8_t a = any(changed[b]);
@@ -172,17 +182,17 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
         std::vector<Update>& up = updates[b];
         up.clear();
         if (!active[b]) continue;
-        Mask look = dilated(B, changed, b);
-        for (int x = 0; x < kDim; ++x) look[std::size_t(x)] &= ~frozen[b][std::size_t(x)];
-        if (!any(look)) continue;
         // The seed points of the neighbours that changed in the last pass,
         // on the padded brick (far away elsewhere, so never the nearest).
-        gather(B, b, A.id,
-               [&](std::size_t o, int v) {
-                 return test(changed[o], v) ? S.id[o * kVoxels + std::size_t(v)] : kNoSeed;
-               },
-               [](int32_t) { return kNoSeed; });
-        for (int i = 0; i < kPadCells; ++i) A.p[i] = A.id[i] == kNoSeed ? kFar : S.table[A.id[i]].p;
+        // (A is all kNoSeed / kFar between bricks: the cells set are reset below.)
+        A.set.clear();
+        Mask look = dilated(B, changed, b, [&](int p, std::size_t o, int v) {
+          const uint32_t id = S.id[o * kVoxels + std::size_t(v)];
+          A.id[p] = id;
+          A.p[p] = S.table[id].p;
+          A.set.push_back(p);
+        });
+        for (int x = 0; x < kDim; ++x) look[std::size_t(x)] &= ~frozen[b][std::size_t(x)];
         const auto& c = B.coord[b];
         const float* phi = B.values(b);
         for (int x = 0; x < kDim; ++x)
@@ -204,6 +214,10 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
             if (d > (in ? limit_in : limit_out)) continue;
             up.push_back({uint16_t(v), id, in ? -d : d});
           }
+        for (int p : A.set) {
+          A.id[p] = kNoSeed;
+          A.p[p] = kFar;
+        }
       }
     });
     std::atomic<bool> moved{false};
