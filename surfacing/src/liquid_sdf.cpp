@@ -371,7 +371,7 @@ Volume liquid_chain(const Points& pts, const LiquidSdfParams& p, LiquidSdfStats*
 
 }  // namespace
 
-Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, double reach) {
+Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, double reach, double voxel) {
   init_openvdb();
   auto sdf = openvdb::GridBase::constGrid<FloatGrid>(surface.empty() ? nullptr : surface.impl().grid);
   if (!sdf || surface.grid_class() != GridClass::LevelSet)
@@ -380,49 +380,51 @@ Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, 
   if (!(radius > 0)) throw Error("the velocity kernel radius must be positive, got " + std::to_string(radius));
   if (!pts.has("v") || pts.find("v")->type != AttribType::Vec3)
     throw Error("the velocity grid needs particles with a vec3 attribute 'v'");
-  using VecTree = openvdb::Vec3STree;
-  auto tree = std::make_shared<VecTree>(sdf->tree(), openvdb::Vec3s(0.0f), openvdb::TopologyCopy());
-  tree->voxelizeActiveTiles();  // only voxels are filled below
-  // The voxels within `reach` of the surface, numbered leaf by leaf.
+  const double vdx = std::max(voxel, sdf->voxelSize()[0]);
+  // The voxels of the velocity grid: the one nearest to each voxel of the
+  // level set within `reach` of its zero crossing.
   std::vector<const FloatTree::LeafNodeType*> leaves;
   sdf->tree().getNodes(leaves);
   const float band = float(reach);
-  std::vector<std::size_t> first(leaves.size() + 1, 0);
+  const openvdb::math::Transform& xform = sdf->transform();
+  const double inv = 1.0 / vdx;
+  tbb::enumerable_thread_specific<std::vector<uint64_t>> found_keys;
   tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
+    uint64_t mine[FloatTree::LeafNodeType::SIZE];
     std::size_t n = 0;
-    for (auto it = leaves[l]->cbeginValueOn(); it; ++it) n += std::fabs(*it) <= band;
-    first[l + 1] = n;
+    for (auto it = leaves[l]->cbeginValueOn(); it; ++it) {
+      if (!(std::fabs(*it) <= band)) continue;
+      const openvdb::Vec3d x = xform.indexToWorld(it.getCoord()) * inv;
+      mine[n++] = band::pack(int(std::lround(x.x())), int(std::lround(x.y())), int(std::lround(x.z())));
+    }
+    std::sort(mine, mine + n);  // a coarser voxel is shared by several of the leaf's
+    auto& keys = found_keys.local();
+    keys.insert(keys.end(), mine, std::unique(mine, mine + n));
   });
-  for (std::size_t l = 0; l < leaves.size(); ++l) first[l + 1] += first[l];
-  const std::size_t m = first.back();
+  std::vector<uint64_t> keys;
+  for (auto& k : found_keys) keys.insert(keys.end(), k.begin(), k.end());
+  tbb::parallel_sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const std::size_t m = keys.size();
   std::vector<Vec3f> at(m), v(m);
   std::vector<uint8_t> found(m);
-  const openvdb::math::Transform& xform = sdf->transform();
-  tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
-    std::size_t k = first[l];
-    for (auto it = leaves[l]->cbeginValueOn(); it; ++it)
-      if (std::fabs(*it) <= band) {
-        const openvdb::Vec3d x = xform.indexToWorld(it.getCoord());
-        at[k++] = vec3(float(x.x()), float(x.y()), float(x.z()));
-      }
+  tbb::parallel_for(std::size_t(0), m, [&](std::size_t k) {
+    int c[3];
+    band::unpack(keys[k], c[0], c[1], c[2]);
+    at[k] = vec3(float(c[0] * vdx), float(c[1] * vdx), float(c[2] * vdx));
   });
   band::kernel_average(pts.P(), pts.v(), pts.size(), at.data(), m, radius, v.data(), found.data());
-  tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
-    std::size_t k = first[l];
-    auto* out = tree->probeLeaf(leaves[l]->origin());
-    for (auto it = leaves[l]->cbeginValueOn(); it; ++it) {
-      const openvdb::Index i = it.pos();
-      if (std::fabs(*it) <= band && found[k]) {
-        out->setValueOn(i, openvdb::Vec3s(v[k].x, v[k].y, v[k].z));
-      } else {
-        out->setValueOff(i, openvdb::Vec3s(0.0f));
-      }
-      k += std::fabs(*it) <= band;
+  auto grid = openvdb::Vec3SGrid::create(openvdb::Vec3s(0.0f));
+  grid->setTransform(openvdb::math::Transform::createLinearTransform(vdx));
+  {
+    auto acc = grid->getAccessor();
+    for (std::size_t k = 0; k < m; ++k) {
+      if (!found[k]) continue;
+      int c[3];
+      band::unpack(keys[k], c[0], c[1], c[2]);
+      acc.setValueOn(openvdb::Coord(c[0], c[1], c[2]), openvdb::Vec3s(v[k].x, v[k].y, v[k].z));
     }
-  });
-  openvdb::tools::pruneInactive(*tree);
-  auto grid = openvdb::Vec3SGrid::create(tree);
-  grid->setTransform(sdf->transform().copy());
+  }
   grid->setName("v");
   grid->setGridClass(openvdb::GRID_UNKNOWN);
   grid->setVectorType(openvdb::VEC_CONTRAVARIANT_RELATIVE);

@@ -69,11 +69,15 @@ class LiquidSdfNode final : public Node {
     out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
     double velocity_s = 0;
     if (ctx.param_bool("velocity") && pts->size() > 0) {
-      // Over the whole band, from the particles within the influence radius
-      // plus a voxel (so the band's voxels next to the surface all find some).
+      // Within two of its voxels of the surface (a mesh point's cell corners
+      // lie within 1.74), at a voxel of the particle radius (or the level
+      // set's, if coarser), from the particles within the influence radius
+      // (the surface is about r from the outer centres, so those corners are
+      // under 3 r from them).
       const auto t = std::chrono::steady_clock::now();
-      out.grids.push_back(liquid_velocity(*pts, out.grids[0], p.influence_scale * st.radius + st.dx,
-                                          p.half_width * st.dx));
+      const double voxel = std::max(st.radius, st.dx);
+      out.grids.push_back(liquid_velocity(*pts, out.grids[0], p.influence_scale * st.radius,
+                                          std::min(p.half_width * st.dx, 2 * voxel), voxel));
       velocity_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     }
     char buf[300];
@@ -172,9 +176,9 @@ void register_surfacing(Registry& r) {
                     "smoothing method), the reference chain.")
         .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).")
         .param_bool("velocity", false,
-                    "Also output a vec3s grid \"v\" on the band: the particles' velocity averaged over the "
-                    "influence radius (Houdini's v volume, for motion blur; SDFToPrim puts it on the mesh points). "
-                    "Costs about 0.1x the surfacing at Dx = r and 0.6x at Dx = r / 2.");
+                    "Also output a vec3s grid \"v\" within two of its voxels of the surface, at a voxel of the "
+                    "particle radius (or Dx if coarser): the particles' velocity averaged over the influence radius "
+                    "(Houdini's v volume, for motion blur; SDFToPrim puts it on the mesh points).");
     r.add(std::move(s.make<LiquidSdfNode>()));
   }
   {

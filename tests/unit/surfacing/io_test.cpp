@@ -90,7 +90,7 @@ TEST(VdbFile, WriteThenReadKeepsNamesClassesVoxelSizeAndPointCount) {
   Volumes vs;
   vs.grids.push_back(smooth_liquid_sdf(p, {}));
   vs.grids.push_back(points_to_vdb(p, 0.02, {"*"}));
-  vs.grids.push_back(liquid_velocity(p, vs.grids[0], 0.03, 0.015));  // the vec3s "v"
+  vs.grids.push_back(liquid_velocity(p, vs.grids[0], 0.03, 0.015, 0.0));  // the vec3s "v"
   ASSERT_GT(vs.grids[2].active_voxels(), 0u);
   const std::string file = (d / "frame.0001.vdb").string();
   write_vdb(file, vs);

@@ -92,12 +92,15 @@ Volume smooth_liquid_sdf_openvdb(const Points& points, const LiquidSdfParams& pa
                                  LiquidSdfStats* stats = nullptr);
 
 // The particles' velocity near a liquid surface (Houdini's `v` volume, for
-// motion blur and for the mesh's point velocities): a vec3s grid "v" on the
-// voxels of `surface` within `reach` (m) of its zero crossing, each the
-// average of the particles' v within `radius` (m), weighted by
-// (1 - d^2 / radius^2)^3; voxels with no particle that near are left
-// inactive. Throws unless `surface` is a float level set.
-Volume liquid_velocity(const Points& points, const Volume& surface, double radius, double reach);
+// motion blur and for the mesh's point velocities): a vec3s grid "v" of
+// voxel size max(voxel, the surface's), active at the voxels nearest to those
+// of `surface` within `reach` (m) of its zero crossing, each the average of
+// the particles' v within `radius` (m), weighted by (1 - d^2 / radius^2)^3;
+// voxels with no particle that near are left inactive. The velocity is as
+// smooth as the kernel, so a voxel of the particle radius carries it at a
+// fraction of the cost of a finer level set's voxels. Throws unless
+// `surface` is a float level set and the points carry a vec3 `v`.
+Volume liquid_velocity(const Points& points, const Volume& surface, double radius, double reach, double voxel);
 
 // Step 1 alone: the union of spheres of `radius` around the points as a
 // narrow band level set (active within half_width voxels of the surface),
