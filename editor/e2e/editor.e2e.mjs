@@ -94,13 +94,31 @@ async function viewportPixels(page, name) {
     g.drawImage(img, 0, 0);
     const d = g.getImageData(0, 0, c.width, c.height).data;
     let fluid = 0, liquid = 0, collider = 0, body = 0;
+    const W = c.width, H = c.height, isLiquid = new Uint8Array(W * H), lum = new Float32Array(W * H);
     for (let i = 0; i < d.length; i += 4) {
       if (d[i + 2] > 120 && d[i + 2] >= d[i]) fluid++;
-      if (d[i + 2] > 90 && d[i + 2] > d[i] + 15) liquid++;
+      if (d[i + 2] > 90 && d[i + 2] > d[i] + 15) {
+        liquid++;
+        isLiquid[i / 4] = 1;
+      }
       if (d[i] > 180 && d[i + 1] > 110 && d[i + 2] < 110) collider++;
       if (d[i + 1] > d[i] + 20 && d[i + 1] > d[i + 2] + 20) body++;
+      lum[i / 4] = 0.3 * d[i] + 0.59 * d[i + 1] + 0.11 * d[i + 2];
     }
-    return { fluid, liquid, collider, body };
+    // Roughness of the liquid's inside: the mean |luminance - the mean of
+    // its 8 neighbours| over liquid pixels 2 or more pixels from its edge.
+    let rough = 0, inside = 0;
+    for (let y = 2; y < H - 2; y++)
+      for (let x = 2; x < W - 2; x++) {
+        let all = true;
+        for (let j = -2; j <= 2 && all; j++) for (let i = -2; i <= 2 && all; i++) all = isLiquid[(y + j) * W + x + i] === 1;
+        if (!all) continue;
+        let m = 0;
+        for (let j = -1; j <= 1; j++) for (let i = -1; i <= 1; i++) if (i || j) m += lum[(y + j) * W + x + i];
+        rough += Math.abs(lum[y * W + x] - m / 8);
+        inside++;
+      }
+    return { fluid, liquid, collider, body, roughness: inside ? rough / inside : 0 };
   }, shot.toString("base64"));
 }
 
@@ -209,8 +227,15 @@ try {
   // The screen-space fluid mode draws the particles as a liquid surface.
   await page.getByTestId("render-mode").click();
   await page.waitForTimeout(1500);
-  const fluidPixels = (await viewportPixels(page, "viewport_fluid")).liquid;
+  const fluidShot = await viewportPixels(page, "viewport_fluid");
+  const fluidPixels = fluidShot.liquid;
   check(fluidPixels > 2000, `the screen-space fluid mode shows liquid pixels (${fluidPixels})`);
+  // The block of particles reads as one smooth body, without the sprites'
+  // lattice beating in the summed thickness. Measured: roughness 1.25 with
+  // the thickness averaged over a particle spacing, 2.3 to 2.6 without (a
+  // moire).
+  check(fluidShot.roughness > 0 && fluidShot.roughness < 1.8,
+        `the fluid mode's block is smooth inside (roughness ${fluidShot.roughness.toFixed(2)}, at most 1.8)`);
   await page.getByTestId("render-mode").click();
 
   // Pick the liquid mesh for export, export it over the cook range and find

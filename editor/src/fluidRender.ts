@@ -69,6 +69,8 @@ const shadeFragment = /* glsl */ `
   uniform vec2 uTexel;
   uniform float uTanHalfFov;
   uniform float uAspect;
+  uniform float uRadius;     // particle radius (m)
+  uniform float uScale;      // pixels per metre at distance 1
   varying vec2 vUv;
   vec3 viewPos(vec2 uv) {
     float z = texture2D(uDepth, uv).r;
@@ -87,7 +89,17 @@ const shadeFragment = /* glsl */ `
     vec3 n = normalize(cross(dx, dy));
     vec3 v = normalize(-p);
     if (dot(n, v) < 0.0) n = -n;
-    float thickness = texture2D(uThickness, vUv).r;
+    // The summed thickness beats with the sprites' lattice (a moire on a
+    // block at rest): averaged over about a particle spacing on screen.
+    float step = max(2.0 * uRadius * uScale / z / 2.0, 1.0);
+    float thickness = 0.0, tw = 0.0;
+    for (int j = -2; j <= 2; j++)
+      for (int i = -2; i <= 2; i++) {
+        float w = exp(-0.5 * float(i * i + j * j));
+        thickness += w * texture2D(uThickness, vUv + vec2(float(i), float(j)) * step * uTexel).r;
+        tw += w;
+      }
+    thickness /= tw;
     vec3 absorbed = exp(-vec3(6.0, 2.2, 1.0) * thickness * 4.0);  // water-blue Beer-Lambert
     vec3 deep = vec3(0.02, 0.08, 0.16);
     vec3 body = mix(deep, vec3(0.55, 0.8, 0.95), absorbed);
@@ -164,6 +176,8 @@ export class FluidRenderer {
         uTexel: { value: new THREE.Vector2() },
         uTanHalfFov: { value: 1 },
         uAspect: { value: 1 },
+        uRadius: { value: 0.01 },
+        uScale: { value: 500 },
       },
       true,
     );
@@ -233,6 +247,8 @@ export class FluidRenderer {
     u.uTexel.value.set(1 / size.x, 1 / size.y);
     u.uTanHalfFov.value = Math.tan((camera.fov * Math.PI) / 360);
     u.uAspect.value = camera.aspect;
+    u.uRadius.value = r;
+    u.uScale.value = this.depthMat.uniforms.uScale.value;
     renderer.render(this.quadScene, this.quadCam);
     renderer.autoClear = autoClear;
   }
