@@ -114,6 +114,15 @@ const shadeFragment = /* glsl */ `
   }
 `;
 
+// Seen at a slant, a lattice of spheres leaves pixels between the front
+// ones that see a sphere a layer deeper; the filter cannot fill such a
+// one-pixel pit, and its rim shades as a specular speck. Depth sprites a
+// little larger than the particles close the gaps (measured on the browser
+// test's block: 183 specks at 1.0, 24 at 1.3). The surface drawn moves 0.3
+// radii towards the viewer and its outline out by as much, within the
+// filter's range of two radii.
+const kDepthSpriteScale = 1.3;
+
 export class FluidRenderer {
   private depth: THREE.WebGLRenderTarget;
   private blurA: THREE.WebGLRenderTarget;
@@ -128,6 +137,7 @@ export class FluidRenderer {
   private quad: THREE.Mesh;
   private spriteScene = new THREE.Scene();
   private sprites: THREE.Points | null = null;
+  private radius = 0.01;  // the particles' (m)
 
   constructor() {
     // Depths in full floats: half floats step by a millimetre at a metre and a
@@ -137,13 +147,14 @@ export class FluidRenderer {
     this.blurA = new THREE.WebGLRenderTarget(1, 1, opts);
     this.blurB = new THREE.WebGLRenderTarget(1, 1, opts);
     this.thick = new THREE.WebGLRenderTarget(1, 1, { type: THREE.HalfFloatType, format: THREE.RedFormat, depthBuffer: false });
-    // The two sprite passes share their radius and scale.
-    const radius = { value: 0.01 }, scale = { value: 500 };
+    // The two sprite passes share their scale; the depth sprites are
+    // kDepthSpriteScale times the particles, the thickness ones the particles.
+    const scale = { value: 500 };
     const spriteMaterial = (fragmentShader: string, extra: THREE.ShaderMaterialParameters = {}) =>
       new THREE.ShaderMaterial({
         vertexShader: sphereSpriteVertex,
         fragmentShader,
-        uniforms: { uRadius: radius, uScale: scale },
+        uniforms: { uRadius: { value: 0.01 }, uScale: scale },
         ...extra,
       });
     this.depthMat = spriteMaterial(depthFragment);
@@ -198,7 +209,9 @@ export class FluidRenderer {
     g.setAttribute("position", new THREE.BufferAttribute(positions, 3));
     this.sprites = new THREE.Points(g, this.depthMat);
     this.spriteScene.add(this.sprites);
-    this.depthMat.uniforms.uRadius.value = radius;
+    this.radius = radius;
+    this.depthMat.uniforms.uRadius.value = radius * kDepthSpriteScale;
+    this.thickMat.uniforms.uRadius.value = radius;
   }
 
   // Renders the fluid over what the renderer holds (the scene drawn first).
@@ -222,7 +235,7 @@ export class FluidRenderer {
     renderer.clear(true, true, true);
     renderer.render(this.spriteScene, camera);
     // 3. bilateral blur, horizontal then vertical
-    const r = this.depthMat.uniforms.uRadius.value;
+    const r = this.radius;
     this.quad.material = this.blurMat;
     this.blurMat.uniforms.uWorldRadius.value = 4 * r;
     this.blurMat.uniforms.uScale.value = this.depthMat.uniforms.uScale.value;
