@@ -102,17 +102,31 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   // Normals: the level set's gradient at each point, which is smoother than
   // averaging facet normals.
   m.normals.resize(m.points.size());
-  const double dx = grid->voxelSize()[0];
+  // Central differences of the trilinear field half a voxel either side:
+  // the six samples read the 4^3 voxels around the point, fetched once.
+  const openvdb::math::Transform& xf = grid->transform();
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m.points.size(), 4096), [&](const auto& r) {
     auto acc = grid->getConstAccessor();
-    openvdb::tools::GridSampler<openvdb::FloatGrid::ConstAccessor, openvdb::tools::BoxSampler> s(acc, grid->transform());
-    const double h = 0.5 * dx;
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const Vec3f q = m.points[i];
-      auto at = [&](double x, double y, double z) { return s.wsSample(openvdb::Vec3d(x, y, z)); };
-      const Vec3f g = vec3(float(at(q.x + h, q.y, q.z) - at(q.x - h, q.y, q.z)),
-                           float(at(q.x, q.y + h, q.z) - at(q.x, q.y - h, q.z)),
-                           float(at(q.x, q.y, q.z + h) - at(q.x, q.y, q.z - h)));
+      const openvdb::Vec3d u = xf.worldToIndex(openvdb::Vec3d(m.points[i].x, m.points[i].y, m.points[i].z));
+      const openvdb::Coord c0(int(std::floor(u.x())) - 1, int(std::floor(u.y())) - 1, int(std::floor(u.z())) - 1);
+      float v[4][4][4];
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+          for (int c = 0; c < 4; ++c) v[a][b][c] = acc.getValue(c0.offsetBy(a, b, c));
+      // Trilinear at (x, y, z) relative to c0 (within [0, 3]).
+      auto at = [&](double x, double y, double z) {
+        const int a = std::min(int(x), 2), b = std::min(int(y), 2), c = std::min(int(z), 2);
+        const double tx = x - a, ty = y - b, tz = z - c;
+        auto lerp = [](double p, double q, double t) { return p + (q - p) * t; };
+        const double c00 = lerp(v[a][b][c], v[a][b][c + 1], tz), c01 = lerp(v[a][b + 1][c], v[a][b + 1][c + 1], tz);
+        const double c10 = lerp(v[a + 1][b][c], v[a + 1][b][c + 1], tz);
+        const double c11 = lerp(v[a + 1][b + 1][c], v[a + 1][b + 1][c + 1], tz);
+        return lerp(lerp(c00, c01, ty), lerp(c10, c11, ty), tx);
+      };
+      const double x = u.x() - c0.x(), y = u.y() - c0.y(), z = u.z() - c0.z();
+      const Vec3f g = vec3(float(at(x + 0.5, y, z) - at(x - 0.5, y, z)), float(at(x, y + 0.5, z) - at(x, y - 0.5, z)),
+                           float(at(x, y, z + 0.5) - at(x, y, z - 0.5)));
       m.normals[i] = normalize_or(g, vec3(0, 1, 0));
     }
   });
