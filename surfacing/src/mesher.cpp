@@ -27,6 +27,18 @@ openvdb::FloatGrid::ConstPtr level_set_of(const Volume& volume, const char* what
   return grid;
 }
 
+// Calls f(i, accessor, u) for every point of `points` in parallel, u its
+// position in the grid's index space.
+template <typename Grid, typename F>
+void for_each_point(const Grid& grid, const std::vector<Vec3f>& points, F f) {
+  const openvdb::math::Transform& xform = grid.transform();
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 4096), [&](const auto& r) {
+    auto acc = grid.getConstAccessor();
+    for (std::size_t i = r.begin(); i != r.end(); ++i)
+      f(i, acc, xform.worldToIndex(openvdb::Vec3d(points[i].x, points[i].y, points[i].z)));
+  });
+}
+
 }  // namespace
 
 void sample_velocity(Mesh& m, const Volume& volume) {
@@ -38,32 +50,27 @@ void sample_velocity(Mesh& m, const Volume& volume) {
   m.velocities.resize(m.points.size());
   // Trilinear over the active corners only, renormalised, so that a cell
   // at the edge of the grid's active voxels does not pull towards zero.
-  const openvdb::math::Transform& xform = grid->transform();
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m.points.size(), 4096), [&](const auto& r) {
-    auto acc = grid->getConstAccessor();
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const openvdb::Vec3d u = xform.worldToIndex(openvdb::Vec3d(m.points[i].x, m.points[i].y, m.points[i].z));
-      const openvdb::Coord c0(int(std::floor(u.x())), int(std::floor(u.y())), int(std::floor(u.z())));
-      const double t[3] = {u.x() - c0.x(), u.y() - c0.y(), u.z() - c0.z()};
-      openvdb::Vec3d sum(0.0), nearest(0.0);
-      double wsum = 0, best = 1e30;
-      for (int k = 0; k < 8; ++k) {
-        const int bx = k >> 2, by = (k >> 1) & 1, bz = k & 1;
-        openvdb::Vec3s v;
-        if (!acc.probeValue(c0.offsetBy(bx, by, bz), v)) continue;
-        const double w = (bx ? t[0] : 1 - t[0]) * (by ? t[1] : 1 - t[1]) * (bz ? t[2] : 1 - t[2]);
-        sum += w * openvdb::Vec3d(v);
-        wsum += w;
-        const double d2 = (bx - t[0]) * (bx - t[0]) + (by - t[1]) * (by - t[1]) + (bz - t[2]) * (bz - t[2]);
-        if (d2 < best) {
-          best = d2;
-          nearest = openvdb::Vec3d(v);
-        }
+  for_each_point(*grid, m.points, [&](std::size_t i, auto& acc, const openvdb::Vec3d& u) {
+    const openvdb::Coord c0(int(std::floor(u.x())), int(std::floor(u.y())), int(std::floor(u.z())));
+    const double t[3] = {u.x() - c0.x(), u.y() - c0.y(), u.z() - c0.z()};
+    openvdb::Vec3d sum(0.0), nearest(0.0);
+    double wsum = 0, best = 1e30;
+    for (int k = 0; k < 8; ++k) {
+      const int bx = k >> 2, by = (k >> 1) & 1, bz = k & 1;
+      openvdb::Vec3s v;
+      if (!acc.probeValue(c0.offsetBy(bx, by, bz), v)) continue;
+      const double w = (bx ? t[0] : 1 - t[0]) * (by ? t[1] : 1 - t[1]) * (bz ? t[2] : 1 - t[2]);
+      sum += w * openvdb::Vec3d(v);
+      wsum += w;
+      const double d2 = (bx - t[0]) * (bx - t[0]) + (by - t[1]) * (by - t[1]) + (bz - t[2]) * (bz - t[2]);
+      if (d2 < best) {
+        best = d2;
+        nearest = openvdb::Vec3d(v);
       }
-      // On a cell face every active corner may have weight zero: the nearest one.
-      sum = wsum > 0 ? sum / wsum : nearest;
-      m.velocities[i] = vec3(float(sum.x()), float(sum.y()), float(sum.z()));
     }
+    // On a cell face every active corner may have weight zero: the nearest one.
+    sum = wsum > 0 ? sum / wsum : nearest;
+    m.velocities[i] = vec3(float(sum.x()), float(sum.y()), float(sum.z()));
   });
 }
 
@@ -104,31 +111,26 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   m.normals.resize(m.points.size());
   // Central differences of the trilinear field half a voxel either side:
   // the six samples read the 4^3 voxels around the point, fetched once.
-  const openvdb::math::Transform& xf = grid->transform();
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m.points.size(), 4096), [&](const auto& r) {
-    auto acc = grid->getConstAccessor();
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const openvdb::Vec3d u = xf.worldToIndex(openvdb::Vec3d(m.points[i].x, m.points[i].y, m.points[i].z));
-      const openvdb::Coord c0(int(std::floor(u.x())) - 1, int(std::floor(u.y())) - 1, int(std::floor(u.z())) - 1);
-      float v[4][4][4];
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b)
-          for (int c = 0; c < 4; ++c) v[a][b][c] = acc.getValue(c0.offsetBy(a, b, c));
-      // Trilinear at (x, y, z) relative to c0 (within [0, 3]).
-      auto at = [&](double x, double y, double z) {
-        const int a = std::min(int(x), 2), b = std::min(int(y), 2), c = std::min(int(z), 2);
-        const double tx = x - a, ty = y - b, tz = z - c;
-        auto lerp = [](double p, double q, double t) { return p + (q - p) * t; };
-        const double c00 = lerp(v[a][b][c], v[a][b][c + 1], tz), c01 = lerp(v[a][b + 1][c], v[a][b + 1][c + 1], tz);
-        const double c10 = lerp(v[a + 1][b][c], v[a + 1][b][c + 1], tz);
-        const double c11 = lerp(v[a + 1][b + 1][c], v[a + 1][b + 1][c + 1], tz);
-        return lerp(lerp(c00, c01, ty), lerp(c10, c11, ty), tx);
-      };
-      const double x = u.x() - c0.x(), y = u.y() - c0.y(), z = u.z() - c0.z();
-      const Vec3f g = vec3(float(at(x + 0.5, y, z) - at(x - 0.5, y, z)), float(at(x, y + 0.5, z) - at(x, y - 0.5, z)),
-                           float(at(x, y, z + 0.5) - at(x, y, z - 0.5)));
-      m.normals[i] = normalize_or(g, vec3(0, 1, 0));
-    }
+  for_each_point(*grid, m.points, [&](std::size_t i, auto& acc, const openvdb::Vec3d& u) {
+    const openvdb::Coord c0(int(std::floor(u.x())) - 1, int(std::floor(u.y())) - 1, int(std::floor(u.z())) - 1);
+    float v[4][4][4];
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b)
+        for (int c = 0; c < 4; ++c) v[a][b][c] = acc.getValue(c0.offsetBy(a, b, c));
+    // Trilinear at (x, y, z) relative to c0 (within [0, 3]).
+    auto at = [&](double x, double y, double z) {
+      const int a = std::min(int(x), 2), b = std::min(int(y), 2), c = std::min(int(z), 2);
+      const double tx = x - a, ty = y - b, tz = z - c;
+      auto lerp = [](double p, double q, double t) { return p + (q - p) * t; };
+      const double c00 = lerp(v[a][b][c], v[a][b][c + 1], tz), c01 = lerp(v[a][b + 1][c], v[a][b + 1][c + 1], tz);
+      const double c10 = lerp(v[a + 1][b][c], v[a + 1][b][c + 1], tz);
+      const double c11 = lerp(v[a + 1][b + 1][c], v[a + 1][b + 1][c + 1], tz);
+      return lerp(lerp(c00, c01, ty), lerp(c10, c11, ty), tx);
+    };
+    const double x = u.x() - c0.x(), y = u.y() - c0.y(), z = u.z() - c0.z();
+    const Vec3f g = vec3(float(at(x + 0.5, y, z) - at(x - 0.5, y, z)), float(at(x, y + 0.5, z) - at(x, y - 0.5, z)),
+                         float(at(x, y, z + 0.5) - at(x, y, z - 0.5)));
+    m.normals[i] = normalize_or(g, vec3(0, 1, 0));
   });
   return m;
 }
