@@ -38,7 +38,8 @@ def material(name, color, transmission=0.0, roughness=0.3, ior=1.45):
     bsdf = m.node_tree.nodes["Principled BSDF"]
     bsdf.inputs["Base Color"].default_value = (*color, 1.0)
     bsdf.inputs["Roughness"].default_value = roughness
-    bsdf.inputs["Transmission"].default_value = transmission
+    # "Transmission" in Blender 3.x, "Transmission Weight" from 4.0.
+    (bsdf.inputs.get("Transmission Weight") or bsdf.inputs["Transmission"]).default_value = transmission
     bsdf.inputs["IOR"].default_value = ior
     return m
 
@@ -50,7 +51,7 @@ for poly in water.data.polygons:
 
 lemon = import_obj(os.path.join(root, "examples", "assets", "lemon.obj"))
 lemon.location = (0.0, 0.0, 0.044)
-lemon.rotation_euler = (0.0, 0.0, math.radians(25.0))
+lemon.rotation_euler[2] = math.radians(25.0)  # about Blender's Z, Eddy's Y; the importer's X turn kept
 lemon.data.materials.append(material("lemon", (0.95, 0.75, 0.05), roughness=0.45))
 for poly in lemon.data.polygons:
     poly.use_smooth = True

@@ -30,6 +30,7 @@
 #include <openvdb/tools/Prune.h>
 #include <openvdb/tools/SignedFloodFill.h>
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
@@ -395,7 +396,12 @@ Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, 
     for (auto it = leaves[l]->cbeginValueOn(); it; ++it) {
       if (!(std::fabs(*it) <= band)) continue;
       const openvdb::Vec3d x = xform.indexToWorld(it.getCoord()) * inv;
-      mine[n++] = band::pack(int(std::lround(x.x())), int(std::lround(x.y())), int(std::lround(x.z())));
+      const long c[3] = {std::lround(x.x()), std::lround(x.y()), std::lround(x.z())};
+      for (long k : c)
+        if (std::labs(k) >= (1L << 20))  // band::pack keeps 21 bits per axis
+          throw Error("the velocity grid's voxel " + std::to_string(vdx) + " m is too small for a surface " +
+                      std::to_string(double(std::labs(k)) * vdx) + " m from the origin");
+      mine[n++] = band::pack(int(c[0]), int(c[1]), int(c[2]));
     }
     std::sort(mine, mine + n);  // a coarser voxel is shared by several of the leaf's
     auto& keys = found_keys.local();
