@@ -78,9 +78,7 @@ int main(int argc, char** argv) {
       // them (SmoothLiquidSDF's velocity, SDFToPrim's velocityGrid).
       Mesh mv = m;
       const auto t3 = Clock::now();
-      const double voxel = std::max(st.radius, st.dx);
-      const Volume vel =
-          liquid_velocity(p, v, lp.influence_scale * st.radius, std::min(lp.half_width * st.dx, 2 * voxel), voxel);
+      const Volume vel = liquid_velocity(p, v, lp, st);
       sample_velocity(mv, vel);
       std::printf("%-24s Dx = r%-3s %7.2f s  (%llu voxels, %zu mesh points)\n", "  + velocity v", dx < r ? "/2" : "",
                   std::chrono::duration<double>(Clock::now() - t3).count(), (unsigned long long)vel.active_voxels(),

@@ -437,6 +437,11 @@ Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, 
   return make_volume(grid);
 }
 
+Volume liquid_velocity(const Points& pts, const Volume& surface, const LiquidSdfParams& p, const LiquidSdfStats& st) {
+  const double voxel = std::max(st.radius, st.dx);
+  return liquid_velocity(pts, surface, p.influence_scale * st.radius, std::min(p.half_width * st.dx, 2 * voxel), voxel);
+}
+
 double estimate_liquid_sdf_bytes(const Points& pts, const LiquidSdfParams& p) {
   const Resolved s = resolve(pts, p);
   // A lower bound: every particle's own leaf plus its band (8^3 floats and

@@ -52,7 +52,9 @@ TEST(Examples, CookTheirFirstFrames) {
         const eddy::Points p = eddy::read_ply_points(file);
         // Liquid that only a source brings has none at the start frame.
         const bool poured = graph.find("FluidSource") != std::string::npos && graph.find("FluidBox") == std::string::npos;
-        if (!(poured && file.find(".0001.") != std::string::npos)) EXPECT_GT(p.size(), 0u) << file;
+        if (!(poured && file.find(".0001.") != std::string::npos)) {
+          EXPECT_GT(p.size(), 0u) << file;
+        }
         EXPECT_GT(p.radius, 0.0f) << file;
       } else if (ext == ".obj") {
         const eddy::MeshStats s = eddy::measure_mesh(eddy::read_mesh(file));
@@ -81,8 +83,12 @@ TEST(Examples, CookTheirFirstFrames) {
     // liquid is surfaced (meshes and VDBs), one of bodies writes their shapes
     // and poses, one of soft bodies their surfaces.
     EXPECT_GE(files[".obj"], 3) << path;
-    if (graph.find("SmoothLiquidSDF") != std::string::npos) EXPECT_GE(files[".vdb"], 3) << path;
-    if (graph.find("WriteBodies") != std::string::npos) EXPECT_GE(files[".json"], 3) << path;
+    if (graph.find("SmoothLiquidSDF") != std::string::npos) {
+      EXPECT_GE(files[".vdb"], 3) << path;
+    }
+    if (graph.find("WriteBodies") != std::string::npos) {
+      EXPECT_GE(files[".json"], 3) << path;
+    }
     for (const auto& [seq, n] : sequences) EXPECT_EQ(n, 3) << path << " " << seq;
     fs::remove_all(out);
   }

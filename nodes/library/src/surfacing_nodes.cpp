@@ -69,15 +69,8 @@ class LiquidSdfNode final : public Node {
     out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
     double velocity_s = 0;
     if (ctx.param_bool("velocity") && pts->size() > 0) {
-      // Within two of its voxels of the surface (a mesh point's cell corners
-      // lie within 1.74), at a voxel of the particle radius (or the level
-      // set's, if coarser), from the particles within the influence radius
-      // (the surface is about r from the outer centres, so those corners are
-      // under 3 r from them).
       const auto t = std::chrono::steady_clock::now();
-      const double voxel = std::max(st.radius, st.dx);
-      out.grids.push_back(liquid_velocity(*pts, out.grids[0], p.influence_scale * st.radius,
-                                          std::min(p.half_width * st.dx, 2 * voxel), voxel));
+      out.grids.push_back(liquid_velocity(*pts, out.grids[0], p, st));
       velocity_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     }
     char buf[300];

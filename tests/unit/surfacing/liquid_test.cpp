@@ -430,15 +430,16 @@ TEST(LiquidVelocity, AUniformFlowIsCarriedExactlyToTheGridAndTheMesh) {
     lp.dx = dx;
     LiquidSdfStats st;
     const Volume sdf = smooth_liquid_sdf(p, lp, &st);
-    const Volume v = liquid_velocity(p, sdf, 3 * st.radius, std::min(3 * st.dx, 2 * st.radius), st.radius);
+    const Volume v = liquid_velocity(p, sdf, lp, st);
     EXPECT_EQ(v.name(), "v");
     EXPECT_EQ(v.value_type(), "vec3s");
     EXPECT_DOUBLE_EQ(v.voxel_size(), st.radius);
     // With a kernel of 4 r, every band voxel at Dx = r (within 3 voxels of a
     // surface about r from the outer centres) finds particles: the whole
     // band, voxel for voxel.
-    if (dx == p.radius)
+    if (dx == p.radius) {
       EXPECT_EQ(liquid_velocity(p, sdf, 4 * st.radius, 3 * st.dx, st.radius).active_voxels(), sdf.active_voxels());
+    }
     // Every mesh point gets v0: a mean of equal values, and no point without
     // an active voxel at a corner of its cell (that would give zero).
     Mesh m = sdf_to_mesh(sdf, {});

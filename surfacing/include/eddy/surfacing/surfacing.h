@@ -101,6 +101,13 @@ Volume smooth_liquid_sdf_openvdb(const Points& points, const LiquidSdfParams& pa
 // fraction of the cost of a finer level set's voxels. Throws unless
 // `surface` is a float level set and the points carry a vec3 `v`.
 Volume liquid_velocity(const Points& points, const Volume& surface, double radius, double reach, double voxel);
+// The same with the settings SmoothLiquidSDF's `velocity` uses for the level
+// set it made (`params`, `stats`): a voxel of max(r, Dx), within two of them
+// of the surface (a mesh point's cell corners lie within 1.74) or the band,
+// if narrower, and the influence radius as the kernel (the surface is about
+// r from the outer centres, so those corners are under 3 r from them).
+Volume liquid_velocity(const Points& points, const Volume& surface, const LiquidSdfParams& params,
+                       const LiquidSdfStats& stats);
 
 // Step 1 alone: the union of spheres of `radius` around the points as a
 // narrow band level set (active within half_width voxels of the surface),
