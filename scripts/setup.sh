@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Eddy builds with, and only those that are missing
 # (Chromium is for the editor's browser tests, clang and its runtimes for the fuzz
-# targets; Node.js and npm come with the machine).
+# targets; pybind11, numpy and pytest for the Python module, Blender for its
+# add-on's tests; Node.js and npm come with the machine).
 # Quiet and quick when everything is already there: one dpkg-query, no apt-get.
 set -euo pipefail
 
@@ -12,6 +13,8 @@ packages=(
   libopenvdb-dev libboost-dev libimath-dev
   clang libclang-rt-14-dev
   chromium
+  pybind11-dev python3-dev python3-numpy python3-pytest
+  blender
 )
 
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '$4 == "installed" {print $1}' || true)

@@ -315,14 +315,14 @@ std::string unknown_type(const Registry& reg, const std::string& type, const std
          (near.empty() ? "" : "; did you mean \"" + near + "\"?") + " (`eddy nodes` lists them)";
 }
 
-bool valid_id(const std::string& id) {
+}  // namespace
+
+bool valid_node_id(const std::string& id) {
   if (id.empty()) return false;
   for (char c : id)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
   return true;
 }
-
-}  // namespace
 
 double animated_value(const ParamSpec& p, const Channel& c, const TimeVars& t, const std::string& where) {
   double v = c.eval(t);
@@ -419,7 +419,7 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const auto& n = g.nodes[i];
     const std::string w = node_where(g, i);
-    if (!valid_id(n.id))
+    if (!valid_node_id(n.id))
       throw Error("nodes[" + std::to_string(i) + "].id: expected a name of letters, digits, '_' or '-', got \"" +
                   n.id + "\"");
     if (auto it = index.find(n.id); it != index.end())
@@ -514,7 +514,7 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
   try {
     if (!root.is_object()) throw Error("expected a JSON object at the top level, got " + shown(root));
     static const std::set<std::string> top_keys = {"format", "version", "frame_range", "fps", "nodes", "links",
-                                                   "comment"};
+                                                   "comment", "python_modules"};
     for (const auto& [k, v] : root.items())
       if (!top_keys.count(k)) {
         std::vector<std::string> names(top_keys.begin(), top_keys.end());
@@ -547,6 +547,15 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
       if (!root["fps"].is_number()) throw Error("fps: expected a number, got " + shown(root["fps"]));
       g.fps = root["fps"].get<double>();
     }
+    if (root.contains("python_modules")) {
+      const json& pm = root["python_modules"];
+      if (!pm.is_array()) throw Error("python_modules: expected an array of module names, got " + shown(pm));
+      for (const json& m : pm) {
+        if (!m.is_string() || m.get<std::string>().empty())
+          throw Error("python_modules: expected module names (strings), got " + shown(m));
+        g.python_modules.push_back(m.get<std::string>());
+      }
+    }
     const json nodes = root.value("nodes", json::array());
     if (!nodes.is_array()) throw Error("nodes: expected an array, got " + shown(nodes));
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -573,6 +582,12 @@ Graph parse_graph(const std::string& text, const Registry& reg, const std::strin
         n.bypass = jn["bypass"].get<bool>();
       }
       const NodeSpec* spec = reg.find(n.type);
+      if (!spec && !g.python_modules.empty()) {
+        std::string mods;
+        for (const auto& m : g.python_modules) mods += (mods.empty() ? "" : ", ") + m;
+        throw Error(unknown_type(reg, n.type, wn) + " (the graph uses Python nodes from " + mods +
+                    ": load it from Python with eddy.load, which imports them)");
+      }
       if (!spec) throw Error(unknown_type(reg, n.type, wn));
       n.params = default_params(*spec);
       if (jn.contains("params")) {
@@ -623,6 +638,7 @@ std::string graph_to_json(const Graph& g, const Registry& reg) {
   root["version"] = animated ? 2 : 1;
   root["frame_range"] = {g.frame_start, g.frame_end};
   root["fps"] = g.fps;
+  if (!g.python_modules.empty()) root["python_modules"] = g.python_modules;
   json nodes = json::array();
   for (const auto& n : g.nodes) {
     json jn;
@@ -665,7 +681,11 @@ void apply_override(Graph& g, const Registry& reg, const std::string& a) {
   const auto dot = a.substr(0, eq).rfind('.');
   if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == eq)
     throw Error(w + ": expected NODE.PARAM=VALUE");
-  const std::string node = a.substr(0, dot), param = a.substr(dot + 1, eq - dot - 1), value = a.substr(eq + 1);
+  set_param(g, reg, a.substr(0, dot), a.substr(dot + 1, eq - dot - 1), a.substr(eq + 1), w);
+}
+
+void set_param(Graph& g, const Registry& reg, const std::string& node, const std::string& param,
+               const std::string& value, const std::string& w) {
   GraphNode* n = g.find(node);
   if (!n) {
     std::vector<std::string> ids;

@@ -39,12 +39,18 @@ struct Link {
 constexpr int kMaxFrame = 1000000000;
 constexpr double kMinFps = 1.0, kMaxFps = 10000.0;
 
+// A node id: a non-empty name of letters, digits, '_' or '-'.
+bool valid_node_id(const std::string& id);
+
 struct Graph {
   int frame_start = 1, frame_end = 1;
   double fps = 24.0;
   std::vector<GraphNode> nodes;
   std::vector<Link> links;
   std::string source;  // the file it came from, or "" (messages, relative input paths)
+  // Python modules defining node types the graph uses (Python nodes, registered
+  // when the module is imported): whoever loads the graph imports them first.
+  std::vector<std::string> python_modules;
 
   const GraphNode* find(std::string_view id) const;
   GraphNode* find(std::string_view id);
@@ -80,6 +86,11 @@ void save_graph(const Graph& g, const Registry& registry, const std::string& pat
 // Applies "NODE.PARAM=VALUE" (VALUE as in JSON, or bare text for strings and
 // "x,y,z" for vectors), validated like the file's own values.
 void apply_override(Graph& g, const Registry& registry, const std::string& assignment);
+
+// Sets parameter `param` of node `node` from VALUE text as apply_override
+// takes it (an animated value as JSON); `where` starts the messages.
+void set_param(Graph& g, const Registry& registry, const std::string& node, const std::string& param,
+               const std::string& value, const std::string& where);
 
 // Converts a JSON-text value to a parameter of `spec`; throws eddy::Error
 // starting with `where`.
