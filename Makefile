@@ -6,7 +6,7 @@ JOBS      ?= $(shell nproc)
 DEMO_OUT  ?= out/demo
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build editor test demo bench docs fuzz clean
+.PHONY: all setup configure build editor test demo bench docs fuzz clean blender-addon
 
 all: build
 
@@ -55,6 +55,10 @@ bench: build editor
 	@if [ -x $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors ]; then $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors; fi
 	@node bench/bench_editor.mjs $(BUILD_DIR)/bin/eddy
 	@node bench/soak_server.mjs $(BUILD_DIR)/bin/eddy
+
+# The Blender add-on as an installable zip, with Eddy's Python module inside.
+blender-addon: build
+	@bash scripts/blender_addon.sh $(BUILD_DIR) $(BUILD_DIR)/eddy_blender.zip
 
 # The node reference is generated from the node specs (one source).
 docs: build
