@@ -73,6 +73,22 @@ def main():
         n_in = inside(P, center, shrunk).sum()
         check(n_in == 0, "frame %d: %d particles inside the collider cube" % (f, n_in))
         check(len(P) > 30000, "frame %d: the rest of the column is there (%d particles)" % (f, len(P)))
+
+    # The panel's way: open the graph, change a parameter, cook again.
+    cube.eddy_collider = False
+    r = bpy.ops.eddy.open_graph(filepath=GRAPH)
+    check(r == {"FINISHED"}, "open_graph: %s" % r)
+    settings = scene.eddy
+    check((settings.frame_start, settings.frame_end) == (1, 120), "the graph's frame range")
+    radius = next(p for p in settings.params if p.node == "water" and p.name == "particle_radius")
+    check(abs(radius.float_value - 0.01) < 1e-9 and radius.unit == "m" and not radius.edited, "water.particle_radius")
+    radius.float_value = 0.02
+    check(radius.edited, "an edit is marked")
+    r = bpy.ops.eddy.import_graph(filepath=GRAPH, frame_start=1, frame_end=1, cache_dir=os.path.join(work, "c"))
+    check(r == {"FINISHED"}, "import_graph after the edit: %s" % r)
+    scene.frame_set(1)
+    n = len(bpy.data.objects["cache"].data.vertices)
+    check(n == 36000 // 8, "particle_radius 0.02 fills the column with 8 times fewer particles: %d" % n)
     print("eddy_blender: all checks passed")
 
 
