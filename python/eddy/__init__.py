@@ -110,7 +110,15 @@ class Graph(_eddy.Graph):
     def save(self, path):
         """Writes the graph file atomically, naming the Python modules its
         Python nodes come from."""
-        self.python_modules = sorted({_python_types[t] for _, t in self.nodes if t in _python_types})
+        used = {t: _python_types[t] for _, t in self.nodes if t in _python_types}
+        scripts = sorted(t for t, m in used.items() if m == "__main__")
+        if scripts:
+            raise GraphError("save: the Python node type%s %s %s defined in a script (__main__), which a graph file "
+                             "cannot name; define %s in a module" % ("s" if len(scripts) > 1 else "",
+                                                                     ", ".join(scripts),
+                                                                     "are" if len(scripts) > 1 else "is",
+                                                                     "them" if len(scripts) > 1 else "it"))
+        self.python_modules = sorted(set(used.values()))
         super().save(os.fspath(path))
 
     def cook_range(self, first=None, last=None, progress=None, nodes=None):

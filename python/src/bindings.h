@@ -48,6 +48,9 @@ py::object to_python(const Value& v);
 Value from_python(const py::handle& o, const std::string& type, const std::string& where,
                   const Points* template_points);
 
+// Whether a Python exception is eddy.Cancelled.
+bool is_cancelled(const py::error_already_set& e);
+
 void bind_values(py::module_& m);
 void bind_python_nodes(py::module_& m);
 

@@ -2,6 +2,7 @@
 // the exceptions. The GIL is released while a graph cooks; progress
 // callbacks take it back, and a callback returning False (or raising)
 // cancels the cook.
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <pybind11/stl.h>
 
@@ -41,13 +42,15 @@ Registry& registry() {
 
 namespace {
 
-// Python exception types (set in the module init).
-py::object g_error, g_graph_error, g_cook_error, g_cancelled;
+// Python exception types (set in the module init; never released, as they
+// must outlive the interpreter's teardown of the module).
+PyObject *g_error, *g_graph_error, *g_cook_error, *g_cancelled;
 
-[[noreturn]] void raise_graph_error(const std::exception& e) {
-  PyErr_SetString(g_graph_error.ptr(), e.what());
+[[noreturn]] void raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
   throw py::error_already_set();
 }
+[[noreturn]] void raise_graph_error(const std::exception& e) { raise(g_graph_error, e.what()); }
 
 // Runs `f`, turning Eddy's graph errors into eddy.GraphError.
 template <class F>
@@ -130,7 +133,16 @@ class PyGraph {
   const Graph& graph() const { return graph_; }
   void edited() { dirty_ = true; }
 
+  // A graph cooks on one thread at a time, and is not changed while it
+  // cooks (from a progress callback, a Python node or another thread):
+  // everything but cancel() refuses then. Checked with the GIL held.
+  void not_cooking(const char* what) const {
+    if (cooking_)
+      raise(g_error, std::string("Graph.") + what + ": the graph is cooking (only cancel() may be called until it ends)");
+  }
+
   void add(const std::string& type, const std::string& id) {
+    not_cooking("add");
     graph_call([&] {
       const NodeSpec* spec = registry().find(type);
       if (!spec) {
@@ -152,6 +164,7 @@ class PyGraph {
   }
 
   void remove(const std::string& id) {
+    not_cooking("remove");
     graph_call([&] {
       const int i = graph_.index_of(id);
       if (i < 0) throw Error("remove(\"" + id + "\"): no node \"" + id + "\"");
@@ -162,6 +175,7 @@ class PyGraph {
   }
 
   void link(const std::string& from, const std::string& to) {
+    not_cooking("link");
     graph_call([&] {
       Link l;
       std::tie(l.from_node, l.from_socket) = split_endpoint(from, "link from");
@@ -172,7 +186,9 @@ class PyGraph {
       // unconnected elsewhere is not the link's fault.
       const std::string mine = "links[" + std::to_string(graph_.links.size() - 1) + "]";
       try {
-        validate_graph(graph_, registry(), ValidateOptions{false});
+        ValidateOptions o{false};
+        o.required_inputs = false;
+        validate_graph(graph_, registry(), o);
       } catch (const Error& e) {
         const std::string m = e.what();
         if (m.rfind(mine, 0) == 0 || m.rfind("links: the graph has a cycle", 0) == 0) {
@@ -185,6 +201,7 @@ class PyGraph {
   }
 
   void unlink(const std::string& from, const std::string& to) {
+    not_cooking("unlink");
     graph_call([&] {
       const auto [fn, fs] = split_endpoint(from, "unlink from");
       const auto [tn, ts] = split_endpoint(to, "unlink to");
@@ -198,6 +215,7 @@ class PyGraph {
   }
 
   void set(const std::string& node, const std::string& param, const std::string& json_value) {
+    not_cooking("set");
     graph_call([&] {
       set_param(graph_, registry(), node, param, json_value, "set(\"" + node + "\", \"" + param + "\")");
       edited();
@@ -205,6 +223,7 @@ class PyGraph {
   }
 
   void validate(std::optional<int> first, std::optional<int> last) {
+    not_cooking("validate");
     graph_call([&] {
       ValidateOptions o;
       o.first = first.value_or(graph_.frame_start);
@@ -218,20 +237,22 @@ class PyGraph {
   }
 
   void save(const std::string& path) {
+    not_cooking("save");
     graph_call([&] {
       save_graph(graph_, registry(), path);
-      if (graph_.source.empty()) graph_.source = path;
+      if (graph_.source.empty()) {
+        graph_.source = path;  // relative input paths now resolve beside the file
+        edited();
+      }
     });
   }
 
   std::string to_json() const { return graph_call([&] { return graph_to_json(graph_, registry()); }); }
 
   py::dict cook(const std::string& node, int frame) {
+    not_cooking("cook");
+    if (!graph_.find(node)) raise(g_graph_error, "cook(\"" + node + "\"): no node \"" + node + "\"");
     CookEngine& e = engine(frame, frame);
-    if (!graph_.find(node)) {
-      PyErr_SetString(g_graph_error.ptr(), ("cook(\"" + node + "\"): no node \"" + node + "\"").c_str());
-      throw py::error_already_set();
-    }
     std::shared_ptr<const Outputs> out;
     run_cook(e, py::none(), frame, frame, [&](PyProgress&) { out = e.cook(node, frame); });
     py::dict d;
@@ -241,12 +262,10 @@ class PyGraph {
 
   // Cooks the given nodes (default: the terminal ones) over [first, last].
   void cook_range(int first, int last, const py::object& progress, const std::vector<std::string>& nodes) {
-    CookEngine& e = engine(first, last);
+    not_cooking("cook_range");
     for (const auto& n : nodes)
-      if (!graph_.find(n)) {
-        PyErr_SetString(g_graph_error.ptr(), ("cook_range: no node \"" + n + "\"").c_str());
-        throw py::error_already_set();
-      }
+      if (!graph_.find(n)) raise(g_graph_error, "cook_range: no node \"" + n + "\"");
+    CookEngine& e = engine(first, last);
     run_cook(e, progress, first, last, [&](PyProgress& p) {
       for (int f = first; f <= last; ++f) {
         p.set_frame(f);
@@ -260,7 +279,10 @@ class PyGraph {
     });
   }
 
+  // Cancels the cook in progress, or the next one to start when none is
+  // (a cancel between two cooks of a loop is not lost).
   void cancel() {
+    cancel_pending_ = true;
     if (engine_) engine_->cancel();
   }
   std::string output_dir = "out";
@@ -296,16 +318,22 @@ class PyGraph {
   void run_cook(CookEngine& e, const py::object& progress, int first, int last, F&& body) {
     PyProgress p(e, progress, first, last);
     e.clear_cancel();
+    if (cancel_pending_) e.cancel();
     e.set_observer(&p);
     std::exception_ptr failure;
+    cooking_ = true;
     {
       py::gil_scoped_release release;
       try {
         body(p);
+      } catch (const abi::__forced_unwind&) {
+        throw;  // a thread being torn down: let it unwind
       } catch (...) {
         failure = std::current_exception();
       }
     }
+    cooking_ = false;
+    cancel_pending_ = false;
     e.set_observer(nullptr);
     for (auto& i : p.take_info()) info.push_back(std::move(i));
     p.rethrow();  // what a progress callback raised comes first
@@ -313,26 +341,29 @@ class PyGraph {
     try {
       std::rethrow_exception(failure);
     } catch (const Cancelled&) {
-      PyErr_SetString(g_cancelled.ptr(), "the cook was cancelled; the frames finished before it are complete");
-      throw py::error_already_set();
+      raise(g_cancelled, "the cook was cancelled; the frames finished before it are complete");
     } catch (const NodeError& err) {
-      py::object exc = g_cook_error(err.what());
+      py::object exc = py::handle(g_cook_error)(err.what());
       exc.attr("node") = err.node_id;
       exc.attr("frame") = err.frame;
-      PyErr_SetObject(g_cook_error.ptr(), exc.ptr());
+      PyErr_SetObject(g_cook_error, exc.ptr());
       throw py::error_already_set();
     } catch (const Error& err) {
-      PyErr_SetString(g_error.ptr(), err.what());
-      throw py::error_already_set();
+      raise(g_error, err.what());
     }
   }
 
   Graph graph_;
   std::unique_ptr<CookEngine> engine_;
   bool dirty_ = true;
+  bool cooking_ = false;
+  bool cancel_pending_ = false;
 };
 
 }  // namespace
+
+bool is_cancelled(const py::error_already_set& e) { return e.matches(g_cancelled); }
+
 }  // namespace eddy::python
 
 PYBIND11_MODULE(_eddy, m) {
@@ -340,24 +371,23 @@ PYBIND11_MODULE(_eddy, m) {
   using namespace eddy::python;
   m.doc() = "Eddy's graph library (the C++ side of the eddy package)";
 
-  g_error = py::reinterpret_borrow<py::object>(py::register_exception<Error>(m, "Error", PyExc_RuntimeError).ptr());
-  g_graph_error = py::reinterpret_borrow<py::object>(PyErr_NewExceptionWithDoc(
-      "eddy.GraphError", "A graph is not valid: the message names the place, as the CLI does.", g_error.ptr(), nullptr));
-  g_graph_error.dec_ref();
-  m.attr("GraphError") = g_graph_error;
-  g_cook_error = py::reinterpret_borrow<py::object>(PyErr_NewExceptionWithDoc(
-      "eddy.CookError", "A node failed to cook; .node and .frame say which and when.", g_error.ptr(), nullptr));
-  g_cook_error.dec_ref();
-  m.attr("CookError") = g_cook_error;
-  g_cancelled = py::reinterpret_borrow<py::object>(PyErr_NewExceptionWithDoc(
-      "eddy.Cancelled", "A cook was cancelled (by a progress callback or Graph.cancel()).", g_error.ptr(), nullptr));
-  g_cancelled.dec_ref();
-  m.attr("Cancelled") = g_cancelled;
+  g_error = py::register_exception<Error>(m, "Error", PyExc_RuntimeError).ptr();
+  Py_INCREF(g_error);
+  py::handle(g_error).attr("__module__") = "eddy";  // shown as eddy.Error
+  auto sub = [&](const char* name, const char* doc) {
+    PyObject* t = PyErr_NewExceptionWithDoc((std::string("eddy.") + name).c_str(), doc, g_error, nullptr);
+    if (!t) throw py::error_already_set();
+    m.attr(name) = py::handle(t);  // the module's reference; the global keeps its own
+    return t;
+  };
+  g_graph_error = sub("GraphError", "A graph is not valid: the message names the place, as the CLI does.");
+  g_cook_error = sub("CookError", "A node failed to cook; .node and .frame say which and when.");
+  g_cancelled = sub("Cancelled", "A cook was cancelled (by a progress callback or Graph.cancel()).");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Cancelled&) {
-      PyErr_SetString(g_cancelled.ptr(), "cancelled");
+      PyErr_SetString(g_cancelled, "cancelled");
     }
   });
 
@@ -376,6 +406,7 @@ PYBIND11_MODULE(_eddy, m) {
       .def(py::init<>())
       .def("_load",
            [](PyGraph& self, const std::string& path) {
+             self.not_cooking("load");
              graph_call([&] { self = PyGraph(load_graph(path, registry(), ValidateOptions{false})); });
            })
       .def("_add", &PyGraph::add)
@@ -395,6 +426,7 @@ PYBIND11_MODULE(_eddy, m) {
       .def_property(
           "frame_range", [](const PyGraph& g) { return std::make_pair(g.graph().frame_start, g.graph().frame_end); },
           [](PyGraph& g, std::pair<int, int> r) {
+            g.not_cooking("frame_range");
             graph_call([&] {
               Graph timeline;  // the timeline alone: the nodes may not be wired yet
               timeline.frame_start = r.first;
@@ -409,6 +441,7 @@ PYBIND11_MODULE(_eddy, m) {
       .def_property(
           "fps", [](const PyGraph& g) { return g.graph().fps; },
           [](PyGraph& g, double fps) {
+            g.not_cooking("fps");
             graph_call([&] {
               Graph timeline;
               timeline.frame_start = g.graph().frame_start;

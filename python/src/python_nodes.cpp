@@ -4,6 +4,8 @@
 // parameters at the frame (animated ones evaluated).
 #include <pybind11/stl.h>
 
+#include <set>
+
 #include "bindings.h"
 #include "eddy/core/error.h"
 #include "eddy/graph/node.h"
@@ -29,10 +31,15 @@ class PyRef {
   PyObject* o_;
 };
 
-// What the cook function sees besides its inputs and parameters.
+// What the cook function sees besides its inputs and parameters. The
+// CookContext lives for one cook: a context kept past it refuses to be used.
 struct PyCookContext {
-  CookContext* ctx;
-  int frame() const { return ctx->frame(); }
+  std::shared_ptr<CookContext*> cell;
+  std::string node;
+  CookContext& get() const {
+    if (!*cell) throw Error("the CookContext of node '" + node + "' was used after its cook returned");
+    return **cell;
+  }
 };
 
 py::object param_value(const CookContext& ctx, const ParamSpec& p) {
@@ -51,9 +58,16 @@ py::object param_value(const CookContext& ctx, const ParamSpec& p) {
   return py::none();
 }
 
+// A Python node type's function, replaced when the type is defined again
+// (a module reloaded): node instances already made call the new one.
+struct PyFunction {
+  std::shared_ptr<PyRef> fn;
+  py::handle operator()() const { return fn->get(); }
+};
+
 class PythonNode final : public Node {
  public:
-  explicit PythonNode(std::shared_ptr<PyRef> fn) : fn_(std::move(fn)) {}
+  explicit PythonNode(std::shared_ptr<PyFunction> fn) : fn_(std::move(fn)) {}
 
   void cook(CookContext& ctx) override {
     const NodeSpec& spec = ctx.spec();
@@ -83,11 +97,17 @@ class PythonNode final : public Node {
         }
       }
       for (const auto& p : spec.params) kwargs[p.name.c_str()] = param_value(ctx, p);
-      py::object result = fn_->get()(PyCookContext{&ctx}, **kwargs);
+      PyCookContext pc{std::make_shared<CookContext*>(&ctx), ctx.node_id()};
+      struct Expire {
+        std::shared_ptr<CookContext*> cell;
+        ~Expire() { *cell = nullptr; }
+      } expire{pc.cell};
+      py::object result = (*fn_)()(pc, **kwargs);
       set_outputs(ctx, result, template_points);
     } catch (py::error_already_set& e) {
-      // The engine adds the node and the frame.
-      throw Error(std::string("Python: ") + e.what());
+      if (is_cancelled(e)) throw Cancelled();  // ctx.check_cancel(), or the function's own
+      // The engine adds the node and the frame; the message is the exception's, without the traceback.
+      throw Error("Python " + std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value())));
     }
   }
 
@@ -116,8 +136,24 @@ class PythonNode final : public Node {
       ctx.set_output(s.name, from_python(by_socket[s.name.c_str()], s.type, "output '" + s.name + "'", template_points));
     }
   }
-  std::shared_ptr<PyRef> fn_;
+  std::shared_ptr<PyFunction> fn_;
 };
+
+// The functions of the Python node types, by type (touched with the GIL held).
+std::map<std::string, std::shared_ptr<PyFunction>>& python_types() {
+  static auto* m = new std::map<std::string, std::shared_ptr<PyFunction>>();  // never freed: see registry()
+  return *m;
+}
+
+// The value types sockets may have: those of the registered node types.
+std::set<std::string> socket_types() {
+  std::set<std::string> t;
+  for (const NodeSpec* s : registry().all()) {
+    for (const auto& x : s->inputs) t.insert(x.type);
+    for (const auto& x : s->outputs) t.insert(x.type);
+  }
+  return t;
+}
 
 std::optional<double> optional_number(const py::dict& d, const char* key) {
   if (!d.contains(key) || d[key].is_none()) return std::nullopt;
@@ -131,17 +167,17 @@ std::string text(const py::dict& d, const char* key) {
 
 void bind_python_nodes(py::module_& m) {
   py::class_<PyCookContext>(m, "CookContext", "What a Python node's cook function sees besides its inputs.")
-      .def_property_readonly("frame", &PyCookContext::frame)
-      .def_property_readonly("time", [](const PyCookContext& c) { return c.ctx->time(); },
+      .def_property_readonly("frame", [](const PyCookContext& c) { return c.get().frame(); })
+      .def_property_readonly("time", [](const PyCookContext& c) { return c.get().time(); },
                              "Seconds since the graph's start frame.")
-      .def_property_readonly("fps", [](const PyCookContext& c) { return c.ctx->fps(); })
-      .def_property_readonly("start_frame", [](const PyCookContext& c) { return c.ctx->start_frame(); })
-      .def_property_readonly("end_frame", [](const PyCookContext& c) { return c.ctx->end_frame(); })
-      .def_property_readonly("node_id", [](const PyCookContext& c) { return c.ctx->node_id(); })
-      .def("info", [](const PyCookContext& c, const std::string& s) { c.ctx->info(s); },
+      .def_property_readonly("fps", [](const PyCookContext& c) { return c.get().fps(); })
+      .def_property_readonly("start_frame", [](const PyCookContext& c) { return c.get().start_frame(); })
+      .def_property_readonly("end_frame", [](const PyCookContext& c) { return c.get().end_frame(); })
+      .def_property_readonly("node_id", [](const PyCookContext& c) { return c.node; })
+      .def("info", [](const PyCookContext& c, const std::string& s) { c.get().info(s); },
            "A line of the node's report for this frame.")
-      .def("warn", [](const PyCookContext& c, const std::string& s) { c.ctx->warn(s); })
-      .def("check_cancel", [](const PyCookContext& c) { c.ctx->check_cancel(); },
+      .def("warn", [](const PyCookContext& c, const std::string& s) { c.get().warn(s); })
+      .def("check_cancel", [](const PyCookContext& c) { c.get().check_cancel(); },
            "Raises eddy.Cancelled when the cook has been cancelled.");
 
   // _register_node(spec, fn): spec is the dict the decorator builds:
@@ -149,6 +185,10 @@ void bind_python_nodes(py::module_& m) {
   // optional, multi}], params [{name, type, default, min, max, unit, doc, items}].
   m.def("_register_node", [](const py::dict& d, const py::function& fn) {
     NodeSpec spec(d["type"].cast<std::string>(), text(d, "category"), text(d, "doc"));
+    const std::string w = "eddy.node(\"" + spec.type + "\")";
+    if (registry().find(spec.type) && !python_types().count(spec.type))
+      throw Error(w + ": node type '" + spec.type + "' exists already (registered by " +
+                  registry().origin(spec.type) + ")");
     spec.time_dependent = d["time_dependent"].cast<bool>();
     for (const auto& s : d["inputs"].cast<py::list>()) {
       const auto sd = s.cast<py::dict>();
@@ -175,9 +215,33 @@ void bind_python_nodes(py::module_& m) {
         spec.param_enum(name, pd["items"].cast<std::vector<std::string>>(), def.cast<std::string>(), doc);
       else throw Error("parameter '" + name + "': unknown type '" + type + "'");
     }
-    auto ref = std::make_shared<PyRef>(fn);
-    spec.factory = [ref] { return std::unique_ptr<Node>(new PythonNode(ref)); };
-    registry().add(std::move(spec));
+    // The function's arguments: ctx, then inputs and parameters by name.
+    const std::set<std::string> types = socket_types();
+    std::set<std::string> names{"ctx"};
+    auto take = [&](const std::string& name, const char* what) {
+      if (!names.insert(name).second)
+        throw Error(w + ": " + what + " '" + name + "' is named like the context or another input or parameter " +
+                    "(the function takes them all by name)");
+    };
+    for (const auto& s : spec.inputs) take(s.name, "input");
+    for (const auto& p : spec.params) take(p.name, "parameter");
+    for (const auto* list : {&spec.inputs, &spec.outputs})
+      for (const auto& s : *list)
+        if (!types.count(s.type)) {
+          std::string known;
+          for (const auto& t : types) known += (known.empty() ? "" : ", ") + t;
+          throw Error(w + ": socket '" + s.name + "' has the unknown type '" + s.type + "' (types: " + known + ")");
+        }
+    auto& fns = python_types();
+    auto cell = fns.count(spec.type) ? fns[spec.type] : std::make_shared<PyFunction>();
+    spec.factory = [cell] { return std::unique_ptr<Node>(new PythonNode(cell)); };
+    try {
+      registry().replace(std::move(spec));
+    } catch (const Error& e) {
+      throw Error(w + ": " + e.what());
+    }
+    cell->fn = std::make_shared<PyRef>(fn);
+    fns[d["type"].cast<std::string>()] = cell;
   });
 }
 

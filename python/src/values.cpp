@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <set>
 #include <limits>
 
 #include "bindings.h"
@@ -26,7 +27,11 @@ py::array view(std::shared_ptr<const void> owner, const Scalar* data, std::vecto
     strides[i] = stride;
     stride *= shape[i];
   }
-  if (!data) return py::array(py::dtype::of<Scalar>(), shape, strides);  // empty: nothing to view
+  if (!data) {  // empty: nothing to view
+    py::array a(py::dtype::of<Scalar>(), shape, strides);
+    a.attr("setflags")(py::arg("write") = false);
+    return a;
+  }
   auto* keep = new std::shared_ptr<const void>(std::move(owner));
   py::capsule base(keep, "eddy.value", [](PyObject* c) {
     delete static_cast<std::shared_ptr<const void>*>(PyCapsule_GetPointer(c, "eddy.value"));
@@ -63,13 +68,26 @@ py::array attribute_view(const std::shared_ptr<const Points>& p, const std::stri
   throw Error("unknown attribute type");
 }
 
+bool is_integer_dtype(const py::array& a) {
+  const char k = a.dtype().kind();
+  return k == 'i' || k == 'u' || k == 'b';
+}
+
 // A numpy array of `o` as Scalar with the expected number of columns
 // (0: a one-dimensional array).
 template <class Scalar>
 py::array_t<Scalar, py::array::c_style | py::array::forcecast> as_array(const py::handle& o, int columns,
                                                                        const std::string& where) {
   py::array a = py::array::ensure(o);
-  if (!a) throw Error(where + ": expected an array, got " + std::string(py::str(py::type::of(o).attr("__name__"))));
+  if (!a) {
+    PyErr_Clear();
+    throw Error(where + ": expected an array, got " + std::string(py::str(py::type::of(o).attr("__name__"))) +
+                " (a ragged list, or no numbers?)");
+  }
+  if constexpr (std::is_integral_v<Scalar>) {
+    if (!is_integer_dtype(a) && a.size() > 0)
+      throw Error(where + ": expected integers, got an array of " + std::string(py::str(a.dtype())));
+  }
   const bool ok = columns == 0 ? a.ndim() == 1 : (a.ndim() == 2 && a.shape(1) == columns);
   if (!ok) {
     std::string shape = "(";
@@ -88,12 +106,35 @@ std::vector<Vec3f> vec3_list(const py::handle& o, const std::string& where) {
   return v;
 }
 
-bool is_integer_dtype(const py::array& a) {
-  const char k = a.dtype().kind();
-  return k == 'i' || k == 'u' || k == 'b';
-}
-
 }  // namespace
+
+// Attribute `name` of `pts` from the array `a`: (N, 3) a vector, integer or
+// bool (N,) an int, other (N,) a float.
+void add_attribute(Points& pts, const std::string& name, const py::array& a, const std::string& w) {
+  const std::size_t n = pts.size();
+  if (a.ndim() < 1 || std::size_t(a.shape(0)) != n)
+    throw Error(w + ": has " + (a.ndim() ? std::to_string(a.shape(0)) : std::string("no")) + " rows, \"P\" has " +
+                std::to_string(n));
+  if (a.ndim() == 2) {
+    const auto v = vec3_list(a, w);
+    pts.add(name, AttribType::Vec3);
+    std::copy(v.begin(), v.end(), pts.get_vec3(name));
+  } else if (is_integer_dtype(a)) {
+    auto t = as_array<int64_t>(a, 0, w);
+    pts.add(name, AttribType::Int);
+    int32_t* d = pts.get_int(name);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int64_t x = t.data()[i];
+      if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+        throw Error(w + "[" + std::to_string(i) + "]: " + std::to_string(x) + " does not fit a 32-bit int");
+      d[i] = int32_t(x);
+    }
+  } else {
+    auto t = as_array<float>(a, 0, w);
+    pts.add(name, AttribType::Float);
+    std::copy(t.data(), t.data() + n, pts.get_float(name));
+  }
+}
 
 // A mapping of numpy arrays as particles: (N, 3) arrays are vectors, (N,)
 // integer or bool arrays ints, other (N,) arrays floats. "P" is required.
@@ -108,34 +149,21 @@ Points points_from_mapping(const py::handle& mapping, float radius, const std::s
   }
   auto has_p = std::find_if(items.begin(), items.end(), [](const auto& kv) { return kv.first == "P"; });
   if (has_p == items.end()) throw Error(where + ": no \"P\" array (positions, (N, 3))");
-  const std::size_t n = std::size_t(py::array::ensure(has_p->second).shape(0));
+  const std::size_t n = std::size_t(as_array<float>(has_p->second, 3, where + "[\"P\"]").shape(0));
   Points pts(n);
   pts.radius = radius;
   for (const auto& [name, value] : items) {
     const std::string w = where + "[\"" + name + "\"]";
     py::array a = py::array::ensure(value);
-    if (!a) throw Error(w + ": expected an array");
-    if (a.ndim() < 1 || std::size_t(a.shape(0)) != n)
-      throw Error(w + ": has " + (a.ndim() ? std::to_string(a.shape(0)) : std::string("no")) + " rows, \"P\" has " +
-                  std::to_string(n));
-    if (a.ndim() == 2) {
-      const auto v = vec3_list(a, w);
-      if (!pts.has(name)) pts.add(name, AttribType::Vec3);
-      std::copy(v.begin(), v.end(), pts.get_vec3(name));
-    } else if (is_integer_dtype(a)) {
-      auto t = as_array<int64_t>(a, 0, w);
-      pts.add(name, AttribType::Int);
-      int32_t* d = pts.get_int(name);
-      for (std::size_t i = 0; i < n; ++i) {
-        const int64_t x = t.data()[i];
-        if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
-          throw Error(w + "[" + std::to_string(i) + "]: " + std::to_string(x) + " does not fit a 32-bit int");
-        d[i] = int32_t(x);
-      }
-    } else {
-      auto t = as_array<float>(a, 0, w);
-      pts.add(name, AttribType::Float);
-      std::copy(t.data(), t.data() + n, pts.get_float(name));
+    if (!a) {
+      PyErr_Clear();
+      throw Error(w + ": expected an array (a ragged list, or no numbers?)");
+    }
+    try {
+      add_attribute(pts, name, a, w);
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      throw Error(m.rfind(w, 0) == 0 ? m : w + ": " + m);  // Points::add's messages name no place
     }
   }
   return pts;
@@ -146,6 +174,11 @@ Mesh mesh_from_mapping(const py::handle& mapping, const std::string& where) {
     throw Error(where + ": expected eddy.Mesh or a mapping with \"vertices\" and \"faces\", got " +
                 std::string(py::str(py::type::of(mapping).attr("__name__"))));
   auto get = [&](const char* key) { return mapping.attr("get")(key); };
+  static const std::set<std::string> keys{"vertices", "faces", "quads", "normals", "velocities"};
+  for (const auto& k : mapping.attr("keys")())
+    if (!keys.count(py::str(k).cast<std::string>()))
+      throw Error(where + ": unknown key \"" + py::str(k).cast<std::string>() +
+                  "\" (a mesh has vertices, faces, quads, normals, velocities)");
   Mesh m;
   if (get("vertices").is_none()) throw Error(where + ": no \"vertices\" array ((N, 3))");
   m.points = vec3_list(get("vertices"), where + "[\"vertices\"]");
@@ -269,13 +302,13 @@ views of Eddy's memory. Mesh(vertices=, faces=, quads=, normals=, velocities=) b
       .def_property_readonly("normals", [](const PyMesh& m) { return vec3_view(m.mesh, m.mesh->normals); })
       .def_property_readonly("velocities", [](const PyMesh& m) { return vec3_view(m.mesh, m.mesh->velocities); })
       .def("save", [](const PyMesh& m, const std::string& path) { write_mesh(path, *m.mesh); },
-           "Writes .obj or .ply (by the extension), atomically.")
+           "Writes .obj or .ply (by the extension), atomically.", py::call_guard<py::gil_scoped_release>())
       .def("__repr__", [](const PyMesh& m) {
         return "<eddy.Mesh " + std::to_string(m.mesh->points.size()) + " vertices, " +
                std::to_string(m.mesh->face_count()) + " faces>";
       });
   m.def("read_mesh", [](const std::string& path) { return PyMesh{std::make_shared<const Mesh>(read_mesh(path))}; },
-        "Reads an .obj or .ply mesh.");
+        "Reads an .obj or .ply mesh.", py::call_guard<py::gil_scoped_release>());
 
   py::class_<PyVolumes>(m, "Volumes", "OpenVDB grids (a surface SDF, a velocity grid, a point data grid).")
       .def("__len__", [](const PyVolumes& v) { return v.volumes->grids.size(); })
@@ -296,14 +329,14 @@ views of Eddy's memory. Mesh(vertices=, faces=, quads=, normals=, velocities=) b
            },
            "One dict per grid: name, class, value_type, voxel_size, active_voxels (points for point grids).")
       .def("save", [](const PyVolumes& v, const std::string& path) { write_vdb(path, *v.volumes); },
-           "Writes every grid to one .vdb file, atomically.")
+           "Writes every grid to one .vdb file, atomically.", py::call_guard<py::gil_scoped_release>())
       .def("__repr__", [](const PyVolumes& v) {
         std::string names;
         for (const auto& g : v.volumes->grids) names += (names.empty() ? "" : ", ") + g.name();
         return "<eddy.Volumes " + names + ">";
       });
   m.def("read_vdb", [](const std::string& path) { return PyVolumes{std::make_shared<const Volumes>(read_vdb(path))}; },
-        "Reads every grid of a .vdb file.");
+        "Reads every grid of a .vdb file.", py::call_guard<py::gil_scoped_release>());
 
   py::class_<PyValue>(m, "Value", "A node output Python passes along as is (colliders, sources, bodies, ...).")
       .def_property_readonly("type", [](const PyValue& v) { return v.value.type(); })

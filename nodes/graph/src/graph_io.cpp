@@ -463,7 +463,7 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
                   std::to_string(it->second) + "]) and takes only one");
     filled.emplace(key, k);
   }
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+  for (std::size_t i = 0; i < g.nodes.size() && opt.required_inputs; ++i) {
     const NodeSpec* spec = reg.find(g.nodes[i].type);
     for (const auto& s : spec->inputs)
       if (!s.optional && !filled.count({g.nodes[i].id, s.name}))

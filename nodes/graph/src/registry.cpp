@@ -37,6 +37,13 @@ void check_spec(const NodeSpec& s) {
     if (!seen.insert("p:" + p.name).second) throw Error(w + ": parameter '" + p.name + "' declared twice");
     if (!type_matches(p.type, p.default_value))
       throw Error(w + ": default of parameter '" + p.name + "' is not a " + to_string(p.type));
+    auto in_range = [&](double x) { return (!p.min || x >= *p.min) && (!p.max || x <= *p.max); };
+    bool ok = true;
+    if (p.type == ParamType::Int) ok = in_range(double(std::get<int64_t>(p.default_value)));
+    if (p.type == ParamType::Float) ok = in_range(std::get<double>(p.default_value));
+    if (p.type == ParamType::Vec3)
+      for (double x : std::get<Vec3Value>(p.default_value)) ok = ok && in_range(x);
+    if (!ok) throw Error(w + ": default " + to_display(p.default_value) + " of parameter '" + p.name + "' is outside its range");
     if (p.type == ParamType::Enum) {
       const auto& d = std::get<std::string>(p.default_value);
       if (std::find(p.items.begin(), p.items.end(), d) == p.items.end())
@@ -59,6 +66,20 @@ void Registry::add(NodeSpec spec) {
   origin_[spec.type] = loading_.empty() ? "the program" : loading_;
   const std::string name = spec.type;
   specs_.emplace(name, std::move(spec));
+}
+
+void Registry::replace(NodeSpec spec) {
+  check_spec(spec);
+  auto it = specs_.find(spec.type);
+  if (it == specs_.end()) return add(std::move(spec));
+  if (origin_[spec.type] != "the program")
+    throw Error("node type '" + spec.type + "' comes from " + origin_[spec.type] + " and cannot be replaced");
+  it->second = std::move(spec);
+}
+
+std::string Registry::origin(std::string_view type) const {
+  auto it = origin_.find(type);
+  return it == origin_.end() ? std::string() : it->second;
 }
 
 const NodeSpec* Registry::find(std::string_view type) const {

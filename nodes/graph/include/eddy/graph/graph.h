@@ -69,6 +69,9 @@ struct Graph {
 struct ValidateOptions {
   bool node_checks = true;
   int first = 0, last = -1;  // frames to be cooked; first > last: the graph's range
+  // Every required input must be linked; off for a graph still being built
+  // (the links made so far are checked, cycles included).
+  bool required_inputs = true;
 };
 
 // Parses and validates graph JSON text; `source` names it in messages.

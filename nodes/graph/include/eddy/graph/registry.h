@@ -23,6 +23,12 @@ class Registry {
 
   // Throws eddy::Error when the type is already registered or the spec is malformed.
   void add(NodeSpec spec);
+  // Registers, or replaces the spec of a type the program itself registered
+  // (a Python node type defined again); a plug-in's type cannot be replaced.
+  // Not while anything cooks: engines read specs as they cook.
+  void replace(NodeSpec spec);
+  // Who registered a type ("the program" or a plug-in's file), or "".
+  std::string origin(std::string_view type) const;
   const NodeSpec* find(std::string_view type) const;
   // Every spec, ordered by category then type.
   std::vector<const NodeSpec*> all() const;
