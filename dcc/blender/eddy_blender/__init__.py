@@ -4,6 +4,7 @@ the liquid reacts to. Needs Eddy's Python module (build/python from Eddy's
 CMake), found through the add-on's preferences, EDDY_PYTHONPATH, or a
 `python` folder beside the add-on. See docs/blender.md.
 """
+import atexit
 import importlib
 import os
 import sys
@@ -107,12 +108,18 @@ class EddyParam(bpy.types.PropertyGroup):
         return self.string_value
 
 
+# Blender keeps only pointers to the strings of a dynamic enum's items:
+# Python must hold them (the last list made is kept here).
+_node_items_kept = []
+
+
 def _node_items(self, context):
     nodes = []
     for p in self.params:
         if p.node not in nodes:
             nodes.append(p.node)
-    return [(n, n, "") for n in nodes] or [("-", "(open a graph)", "")]
+    _node_items_kept[:] = [(n, n, "") for n in nodes] or [("-", "(open a graph)", "")]
+    return _node_items_kept
 
 
 class EddySettings(bpy.types.PropertyGroup):
@@ -123,12 +130,14 @@ class EddySettings(bpy.types.PropertyGroup):
                               description="Where cooked frames are kept (relative to the .blend file)")
     node: EnumProperty(name="Node", items=_node_items, description="The node whose parameters are shown")
     params: CollectionProperty(type=EddyParam)
+    params_graph: StringProperty(description="The graph file the parameters were read from")
     status: StringProperty()
 
 
-def load_params(settings, graph, eddy):
+def load_params(settings, graph, eddy, path):
     """Fills the panel's parameter list from the graph's nodes and their specs."""
     settings.params.clear()
+    settings.params_graph = path
     for node, type_name in graph.nodes:
         spec = eddy.node_spec(type_name)
         for ps in spec["params"]:
@@ -157,11 +166,11 @@ def load_params(settings, graph, eddy):
 
 def cache_folder(settings):
     """The cache folder; a path relative to an unsaved .blend file resolves
-    under the current folder (the cache outlives the session, as the file
-    saved later refers to it)."""
+    under the home folder (as Houdini's $HIP does): the cache outlives the
+    session, since the file saved later refers to it."""
     folder = settings.cache_dir or "//eddy_cache"
     if folder.startswith("//"):
-        folder = bpy.path.abspath(folder) if bpy.data.filepath else os.path.join(os.getcwd(), folder[2:])
+        folder = bpy.path.abspath(folder) if bpy.data.filepath else os.path.join(os.path.expanduser("~"), folder[2:])
     return os.path.normpath(folder)
 
 
@@ -190,7 +199,7 @@ class EDDY_OT_open_graph(bpy.types.Operator):
             return {"CANCELLED"}
         settings.graph_path = self.filepath
         settings.frame_start, settings.frame_end = g.frame_range
-        load_params(settings, g, eddy)
+        load_params(settings, g, eddy, os.path.normpath(bpy.path.abspath(self.filepath)))
         settings.status = "%d nodes, frames %d-%d" % (len(g.nodes), *g.frame_range)
         return {"FINISHED"}
 
@@ -207,15 +216,21 @@ class EDDY_OT_import_graph(bpy.types.Operator):
     _timer = None
     _thread = None
     _cooker = None
+    running = None  # (Cooker, thread) of the cook in the background: one at a time
+
+    @classmethod
+    def poll(cls, context):
+        return cls.running is None
 
     def _prepare(self, context):
         settings = context.scene.eddy
         eddy = get_eddy()
-        path = bpy.path.abspath(self.filepath or settings.graph_path)
+        path = os.path.normpath(bpy.path.abspath(self.filepath or settings.graph_path))
         g = eddy.load(path)
-        for p in settings.params:  # what the user changed in the panel
-            if p.edited and not p.animated and any(n == p.node for n, _ in g.nodes):
-                g.set(p.node, p.name, p.value())
+        if settings.params_graph == path:  # what the user changed in the panel, for this graph
+            for p in settings.params:
+                if p.edited and not p.animated and any(n == p.node for n, _ in g.nodes):
+                    g.set(p.node, p.name, p.value())
         a, b = g.frame_range
         first = self.frame_start if self.frame_start != -1000000000 else a
         last = self.frame_end if self.frame_end != -1000000000 else b
@@ -223,16 +238,20 @@ class EDDY_OT_import_graph(bpy.types.Operator):
         folder = os.path.join(folder, os.path.basename(path).split(".")[0])
         os.makedirs(folder, exist_ok=True)
         g.output_dir = os.path.join(folder, "out")
-        scene.add_colliders(eddy, g, context, folder, first, last)
+        # Stateful solvers cook from the graph's start frame: colliders are exported from there.
+        scene.add_colliders(eddy, g, context, folder, min(first, a), last)
         return cache.Cooker(eddy, g, folder, first, last)
 
     def _finish(self, context):
         c = self._cooker
+        status = context.scene.eddy
         if c.error is not None:
+            status.status = "failed: %s" % str(c.error).splitlines()[0][:200]
             self.report({"ERROR"}, str(c.error))
             return {"CANCELLED"}
         if c.done == 0:
-            self.report({"WARNING"}, "cancelled before the first frame was cooked")
+            status.status = "cancelled before the first frame was cooked"
+            self.report({"WARNING"}, status.status)
             return {"CANCELLED"}
         made = scene.build_objects(context.scene, c.folder, c.manifest())
         context.scene.eddy.status = "%s: frames %d-%d%s" % (", ".join(o.name for o in made), c.first,
@@ -257,6 +276,7 @@ class EDDY_OT_import_graph(bpy.types.Operator):
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         self._thread = threading.Thread(target=self._cooker.run, daemon=True)
+        EDDY_OT_import_graph.running = (self._cooker, self._thread)
         self._thread.start()
         wm = context.window_manager
         wm.progress_begin(0, self._cooker.total)
@@ -279,6 +299,7 @@ class EDDY_OT_import_graph(bpy.types.Operator):
         if not self._cooker.finished:
             return {"RUNNING_MODAL"}
         self._thread.join()
+        EDDY_OT_import_graph.running = None
         wm.event_timer_remove(self._timer)
         wm.progress_end()
         return self._finish(context)
@@ -322,8 +343,8 @@ class EDDY_PT_panel(bpy.types.Panel):
                 else:
                     box.prop(p, {"bool": "bool_value", "int": "int_value", "float": "float_value",
                                  "vec3": "vec_value"}.get(p.kind, "string_value"), text=label)
-        op = col.operator("eddy.import_graph", text="Cook" if not s.status.startswith("cooking") else "Cooking...",
-                          icon="PLAY")
+        busy = EDDY_OT_import_graph.running is not None
+        op = col.operator("eddy.import_graph", text="Cooking... (Esc cancels)" if busy else "Cook", icon="PLAY")
         op.filepath, op.frame_start, op.frame_end = s.graph_path, s.frame_start, s.frame_end
         if s.status:
             col.label(text=s.status)
@@ -346,7 +367,17 @@ def register():
         bpy.app.handlers.frame_change_post.append(scene.follow_frame)
 
 
+@atexit.register
+def _stop_cooking():
+    """Blender is quitting: a cook in the background stops before Python does."""
+    running = EDDY_OT_import_graph.running
+    if running is not None:
+        running[0].cancel()
+        running[1].join(timeout=30)
+
+
 def unregister():
+    _stop_cooking()
     if scene.follow_frame in bpy.app.handlers.frame_change_post:
         bpy.app.handlers.frame_change_post.remove(scene.follow_frame)
     del bpy.types.Object.eddy_collider

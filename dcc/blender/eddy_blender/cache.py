@@ -12,6 +12,7 @@ Every file is written under a temporary name and renamed into place.
 import json
 import os
 import tempfile
+import uuid
 
 import numpy as np
 
@@ -107,6 +108,7 @@ class Cooker:
         self.error = None
         self.cancelled = False
         self.finished = False
+        self.cook_id = uuid.uuid4().hex  # tells this cook's frames from an earlier cook's in the same folder
 
     @property
     def total(self):
@@ -117,7 +119,7 @@ class Cooker:
         self.graph.cancel()
 
     def manifest(self):
-        return {"first": self.first, "last": self.first + self.done - 1,
+        return {"cook": self.cook_id, "first": self.first, "last": self.first + self.done - 1,
                 "nodes": {n: {"socket": s, "kind": k} for n, s, k in self.outputs}}
 
     def run(self):

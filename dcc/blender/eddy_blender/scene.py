@@ -7,6 +7,7 @@ their data stays in Eddy's coordinates (Eddy's (x, y, z) shows at Blender's
 """
 import math
 import os
+import zipfile
 
 import bpy
 import numpy as np
@@ -15,6 +16,7 @@ from . import cache
 
 PROP_FOLDER, PROP_NODE, PROP_KIND = "eddy_cache", "eddy_node", "eddy_kind"
 PROP_FIRST, PROP_LAST = "eddy_first", "eddy_last"
+PROP_COOK, PROP_FRAME = "eddy_cook", "eddy_frame"  # which cook a mesh came from, and its frame
 
 
 def _mesh_from_arrays(name, a, kind):
@@ -56,18 +58,27 @@ def _mesh_from_arrays(name, a, kind):
     return me
 
 
+def _frame_meshes(cook, node):
+    """The meshes read so far for `node` of the cook `cook`, by frame."""
+    return {me[PROP_FRAME]: me for me in bpy.data.meshes
+            if me.get(PROP_COOK) == cook and me.get(PROP_NODE) == node}
+
+
 def frame_mesh(obj, frame):
-    """The mesh of `obj`'s sequence at `frame` (held at the ends), read from
-    the cache once and kept as a mesh data-block."""
-    first, last = obj[PROP_FIRST], obj[PROP_LAST]
+    """The mesh of `obj`'s sequence at `frame` (held at the ends)."""
+    return _cooked_mesh(obj[PROP_FOLDER], obj[PROP_NODE], obj[PROP_KIND], obj[PROP_COOK], obj[PROP_FIRST],
+                        obj[PROP_LAST], frame)
+
+
+def _cooked_mesh(folder, node, kind, cook, first, last, frame):
+    """Frame `frame` (held at first..last) of a node's cooked meshes, read
+    from the cache once and kept as a mesh data-block of that cook."""
     f = min(max(frame, first), last)
-    node, folder, kind = obj[PROP_NODE], obj[PROP_FOLDER], obj[PROP_KIND]
-    name = "%s.%04d" % (node, f)
-    me = bpy.data.meshes.get(name)
-    if me is not None and me.get(PROP_FOLDER) == folder:
+    me = _frame_meshes(cook, node).get(f)
+    if me is not None:
         return me
-    me = _mesh_from_arrays(name, cache.load(cache.frame_file(folder, node, f, "npz")), kind)
-    me[PROP_FOLDER] = folder
+    me = _mesh_from_arrays("%s.%04d" % (node, f), cache.load(cache.frame_file(folder, node, f, "npz")), kind)
+    me[PROP_COOK], me[PROP_NODE], me[PROP_FRAME] = cook, node, f
     return me
 
 
@@ -78,16 +89,26 @@ def follow_frame(scene, *_):
         if obj.get(PROP_KIND) in ("mesh", "points") and obj.type == "MESH":
             try:
                 me = frame_mesh(obj, scene.frame_current)
-            except OSError:
-                continue  # the frame is not cached (a cook was cancelled before it)
+            except (OSError, ValueError, zipfile.BadZipFile):
+                continue  # the frame is not cached (or its file was damaged since)
             if obj.data != me:
                 obj.data = me
 
 
 def _replace_object(name, data, collection):
+    """A new object named `name` (the node id), replacing the object of an
+    earlier import of that node; any other object of that name is left
+    alone (Blender then names the new one name.001)."""
     old = bpy.data.objects.get(name)
-    if old is not None:
+    if old is not None and old.get(PROP_NODE) == name:
+        old_data, old_kind = old.data, old.get(PROP_KIND)
+        old_cook = old.get(PROP_COOK)
         bpy.data.objects.remove(old, do_unlink=True)
+        if old_kind == "volumes" and old_data is not None and old_data.users == 0:
+            bpy.data.volumes.remove(old_data)
+        for me in _frame_meshes(old_cook, name).values():
+            if me.users == 0:
+                bpy.data.meshes.remove(me)
     obj = bpy.data.objects.new(name, data)
     collection.objects.link(obj)
     obj.rotation_euler = (math.pi / 2, 0.0, 0.0)
@@ -104,21 +125,26 @@ def build_objects(scene, folder, manifest):
             vol = bpy.data.volumes.new(node)
             vol.filepath = cache.frame_file(folder, node, first, "vdb")
             vol.is_sequence = last > first
+            # File i of the sequence shows at scene frame frame_start + i - 1
+            # with frame_offset; files are numbered by Eddy's frame.
             vol.frame_start = first
+            vol.frame_offset = first - 1
             vol.frame_duration = last - first + 1
-            vol.sequence_mode = "CLIP"
+            vol.sequence_mode = "EXTEND"  # held at the ends, like the meshes
             obj = _replace_object(node, vol, scene.collection)
         else:
-            obj = _replace_object(node, bpy.data.meshes.new(node), scene.collection)
+            me = _cooked_mesh(folder, node, kind, manifest["cook"], first, last, scene.frame_current)
+            obj = _replace_object(node, me, scene.collection)
         obj[PROP_FOLDER], obj[PROP_NODE], obj[PROP_KIND] = folder, node, kind
-        obj[PROP_FIRST], obj[PROP_LAST] = first, last
+        obj[PROP_FIRST], obj[PROP_LAST], obj[PROP_COOK] = first, last, manifest["cook"]
         made.append(obj)
     follow_frame(scene)
     return made
 
 
 def _safe(name):
-    return "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
+    """A node id from an object name: ASCII letters, digits, '_' and '-'."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "_-" else "_" for c in name)
 
 
 def _write_obj(path, vertices, triangles):
@@ -131,12 +157,12 @@ def _write_obj(path, vertices, triangles):
     os.replace(tmp, path)
 
 
-def export_collider(context, obj, folder, first, last):
+def export_collider(context, obj, path_pattern, first, last):
     """Writes `obj`'s evaluated mesh (world space, in Eddy's axes) for every
-    frame as collider_NAME.FFFF.obj; returns the $F4 path pattern."""
+    frame first..last to `path_pattern` ($F4: the frame); returns it."""
     scene = context.scene
     keep = scene.frame_current
-    pattern = os.path.join(folder, "collider_%s.$F4.obj" % _safe(obj.name))
+    pattern = path_pattern
     try:
         for f in range(first, last + 1):
             scene.frame_set(f)
@@ -174,9 +200,15 @@ def add_colliders(eddy, graph, context, folder, first, last):
                 s["name"] == "colliders" and s["type"] == "colliders" and s["multi"] for s in spec["inputs"]):
             targets.append(node)
     added = []
+    ids = {n for n, _ in graph.nodes}
     for obj in marked:
-        pattern = export_collider(context, obj, folder, first, last)
-        reader, shape = "blender_" + _safe(obj.name), "blender_" + _safe(obj.name) + "_collider"
+        base, k = "blender_" + _safe(obj.name), 1
+        while base + ("" if k == 1 else "_%d" % k) in ids:  # "Cube.001" and "Cube_001" both become Cube_001
+            k += 1
+        reader = base + ("" if k == 1 else "_%d" % k)
+        shape = reader + "_collider"
+        ids |= {reader, shape}
+        pattern = export_collider(context, obj, os.path.join(folder, reader + ".$F4.obj"), first, last)
         graph.add("ReadMesh", reader, path=pattern)
         graph.add("ColliderMesh", shape, mode="solid")
         graph.link(reader + ".mesh", shape + ".mesh")

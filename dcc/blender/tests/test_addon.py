@@ -4,6 +4,7 @@ objects that follow the scene frame, then mark a cube as an Eddy Collider
 and check the liquid keeps out of it."""
 import os
 import sys
+import shutil
 import tempfile
 import traceback
 
@@ -56,6 +57,8 @@ def main():
 
     # A cube in the column's way, marked as a collider: the cube spans Eddy's
     # (0.2..0.4, 0.2..0.4, 0.1..0.3); Blender's location is Eddy's (x, -z, y).
+    # Frames 2-3: the solver cooks from the graph's frame 1, which needs the
+    # collider too.
     center, half = (0.3, 0.3, 0.2), (0.1, 0.1, 0.1)
     scene.frame_set(2)
     before = inside(positions(particles), center, half).sum()
@@ -63,18 +66,25 @@ def main():
     bpy.ops.mesh.primitive_cube_add(size=0.2, location=(center[0], -center[2], center[1]))
     cube = bpy.context.active_object
     cube.eddy_collider = True
-    r = bpy.ops.eddy.import_graph(filepath=GRAPH, frame_start=1, frame_end=2, cache_dir=os.path.join(work, "b"))
+    folder_b = os.path.join(work, "b")
+    r = bpy.ops.eddy.import_graph(filepath=GRAPH, frame_start=2, frame_end=3, cache_dir=folder_b)
     check(r == {"FINISHED"}, "import_graph with a collider: %s" % r)
     particles = bpy.data.objects["cache"]
-    for f in (1, 2):
+    for f in (2, 3):
         scene.frame_set(f)
         P = positions(particles)
         shrunk = tuple(h - 0.01 for h in half)  # one particle radius of contact
         n_in = inside(P, center, shrunk).sum()
         check(n_in == 0, "frame %d: %d particles inside the collider cube" % (f, n_in))
         check(len(P) > 30000, "frame %d: the rest of the column is there (%d particles)" % (f, len(P)))
+        # The VDB sequence shows the file of the scene frame.
+        vol = bpy.data.objects["write_vdb"].data
+        vol.grids.load()
+        check(vol.grids.frame_filepath.endswith("write_vdb.%04d.vdb" % f) and len(vol.grids) > 0,
+              "frame %d: the volume shows %r" % (f, vol.grids.frame_filepath))
 
-    # The panel's way: open the graph, change a parameter, cook again.
+    # The panel's way: open the graph, change a parameter, cook again into
+    # the same cache folder: the objects show the new cook, not the old frames.
     cube.eddy_collider = False
     r = bpy.ops.eddy.open_graph(filepath=GRAPH)
     check(r == {"FINISHED"}, "open_graph: %s" % r)
@@ -84,11 +94,19 @@ def main():
     check(abs(radius.float_value - 0.01) < 1e-9 and radius.unit == "m" and not radius.edited, "water.particle_radius")
     radius.float_value = 0.02
     check(radius.edited, "an edit is marked")
-    r = bpy.ops.eddy.import_graph(filepath=GRAPH, frame_start=1, frame_end=1, cache_dir=os.path.join(work, "c"))
+    r = bpy.ops.eddy.import_graph(filepath=GRAPH, frame_start=2, frame_end=3, cache_dir=folder_b)
     check(r == {"FINISHED"}, "import_graph after the edit: %s" % r)
-    scene.frame_set(1)
-    n = len(bpy.data.objects["cache"].data.vertices)
-    check(n == 36000 // 8, "particle_radius 0.02 fills the column with 8 times fewer particles: %d" % n)
+    for f in (2, 3):
+        scene.frame_set(f)
+        n = len(bpy.data.objects["cache"].data.vertices)
+        check(n == 36000 // 8, "frame %d: particle_radius 0.02 fills the column with 8 times fewer particles: %d"
+              % (f, n))
+    # Frame changes reuse the meshes read once (no new data-blocks).
+    count = len(bpy.data.meshes)
+    for f in (2, 3, 2, 3):
+        scene.frame_set(f)
+    check(len(bpy.data.meshes) == count, "meshes: %d, then %d" % (count, len(bpy.data.meshes)))
+    shutil.rmtree(work)
     print("eddy_blender: all checks passed")
 
 
