@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Eddy builds with, and only those that are missing
 # (Chromium is for the editor's browser tests, clang and its runtimes for the fuzz
-# targets; pybind11, numpy and pytest for the Python module, Blender for its
-# add-on's tests; Node.js and npm come with the machine).
+# targets; pybind11, numpy and pytest for the Python module, Blender and Xvfb
+# for its add-on's tests; Node.js and npm come with the machine).
 # Quiet and quick when everything is already there: one dpkg-query, no apt-get.
 set -euo pipefail
 
@@ -14,7 +14,7 @@ packages=(
   clang libclang-rt-14-dev
   chromium
   pybind11-dev python3-dev python3-numpy python3-pytest
-  blender
+  blender xvfb xauth
 )
 
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '$4 == "installed" {print $1}' || true)
