@@ -125,11 +125,11 @@ class Progress final : public CookObserver {
 
 void print_summary(const CookEngine& e, double wall) {
   std::printf("\n%-20s %-18s %6s %10s %10s %12s\n", "node", "type", "cooks", "total s", "mean ms", "peak output");
-  for (const auto& id : e.graph().topological_order()) {
+  for (const auto& id : e.expanded_graph().topological_order()) {
     const auto it = e.stats().find(id);
     if (it == e.stats().end()) continue;
     const auto& s = it->second;
-    std::printf("%-20s %-18s %6d %10.2f %10.1f %12s\n", id.c_str(), e.graph().find(id)->type.c_str(), s.cooks,
+    std::printf("%-20s %-18s %6d %10.2f %10.1f %12s\n", id.c_str(), e.expanded_graph().find(id)->type.c_str(), s.cooks,
                 s.seconds, s.cooks ? 1e3 * s.seconds / s.cooks : 0.0, format_bytes(double(s.peak_bytes)).c_str());
   }
   std::printf("total wall time %.2f s\n", wall);

@@ -82,6 +82,12 @@ int main(int argc, char** argv) {
   try {
     eddy::Registry registry;
     registry.load_default_plugins(exe_path());
+    // Assets (subnetworks as node types): EDDY_ASSET_PATH, and the "assets"
+    // folder beside the graph (or the served root).
+    if (*run_cmd) registry.load_default_assets(run.graph);
+    if (*validate_cmd) registry.load_default_assets(validate_graph);
+    if (*serve_cmd) registry.load_default_assets((std::filesystem::path(serve.root) / "graph").string());
+    if (*nodes_cmd) registry.load_default_assets("");
     if (*run_cmd) return eddy::app::run(registry, run);
     if (*nodes_cmd) return eddy::app::nodes(registry, node_type, nodes_json);
     if (*validate_cmd) return eddy::app::validate(registry, validate_graph);

@@ -43,7 +43,8 @@ httplib::Server::Handler wrap(Fn fn) {
 }
 
 // The graph files under root (not in the output folder, at most 4 folders
-// down, at most 1000), with their comments, sorted by path.
+// down, at most 1000), with their comments, sorted by path. Asset files are
+// node types (the node library lists them), not graphs to open.
 json list_graphs(const fs::path& root, const fs::path& out) {
   json list = json::array();
   std::error_code ec;
@@ -59,6 +60,7 @@ json list_graphs(const fs::path& root, const fs::path& out) {
     json entry{{"path", fs::relative(it->path(), root).generic_string()}};
     try {
       const json g = parse_json(read_file(it->path().string()), it->path().string());
+      if (g.is_object() && g.contains("asset")) continue;
       if (g.contains("comment") && g["comment"].is_string()) entry["comment"] = g["comment"];
     } catch (const std::exception&) {
       entry["invalid"] = true;

@@ -19,7 +19,7 @@ from . import _eddy
 from ._eddy import (Cancelled, CookContext, CookError, Error, GraphError, Mesh, Points, Value, Volumes,
                     read_mesh, read_vdb)
 
-__all__ = ["nodes", "node_spec", "load", "Graph", "node", "Param", "Points", "Mesh", "Volumes", "Value",
+__all__ = ["nodes", "node_spec", "load", "load_assets", "Graph", "node", "Param", "Points", "Mesh", "Volumes", "Value",
            "CookContext", "Error", "GraphError", "CookError", "Cancelled", "read_mesh", "read_vdb"]
 
 # Python node types: type name -> the module that defines it (written to
@@ -137,10 +137,18 @@ class Graph(_eddy.Graph):
                                                          ", from " + self.source if self.source else "")
 
 
+def load_assets(path):
+    """Registers the asset (a subnetwork as a node type) of an asset file,
+    or every asset file in a folder."""
+    _eddy.load_asset(os.fspath(path))
+
+
 def load(path):
     """Reads and validates a graph file, importing the Python modules it
-    names first (looked for beside the graph file too)."""
+    names first (looked for beside the graph file too) and registering the
+    assets in EDDY_ASSET_PATH and in the "assets" folder beside it."""
     path = os.fspath(path)
+    _eddy.load_default_assets(path)
     try:
         with open(path, "rb") as f:
             modules = json.load(f).get("python_modules", [])

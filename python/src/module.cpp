@@ -400,6 +400,15 @@ PYBIND11_MODULE(_eddy, m) {
     return types;
   });
   m.def("catalog_json", [] { return catalog_json(registry()); });
+  m.def("load_default_assets", [](const std::string& graph_path) {
+    return graph_call([&] { return registry().load_default_assets(graph_path); });
+  });
+  m.def("load_asset", [](const std::string& path) {
+    graph_call([&] {
+      if (std::filesystem::is_directory(path)) registry().load_assets_in(path);
+      else registry().load_asset(path);
+    });
+  });
   m.def("plugins", [] { return registry().plugins(); });
 
   py::class_<PyGraph>(m, "Graph")

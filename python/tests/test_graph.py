@@ -182,3 +182,14 @@ def test_the_gil_is_released_while_cooking(tmp_path):
     # Python ran on this thread while C++ cooked on the other: with the GIL
     # held it would only run while the callback does (a few hundred spins).
     assert spins > 100000
+
+
+def test_assets_beside_the_graph_are_node_types():
+    g = eddy.load(os.path.join(EXAMPLES, "dam_break_sph.eddy.json"))
+    assert ("surface", "LiquidSurface") in g.nodes
+    spec = eddy.node_spec("LiquidSurface")
+    assert spec["category"] == "Assets" and [s["name"] for s in spec["outputs"]] == ["mesh", "sdf"]
+    g.set("water", "particle_radius", 0.04)  # a coarse, quick column
+    g.set("surface", "voxel_size", 0.04)
+    mesh = g.cook("surface", 1)["mesh"]
+    assert len(mesh.vertices) > 0 and mesh.faces.max() < len(mesh.vertices)

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "eddy/graph/asset.h"
 #include "eddy/graph/util.h"
 
 namespace eddy {
@@ -35,7 +36,8 @@ void CookEngine::set_graph(Graph graph) {
   // Structure only: the node types' pre-flight checks belong to whoever
   // chooses the frames (eddy run, the editor's cook request).
   validate_graph(graph, registry_, ValidateOptions{false});
-  graph_ = std::move(graph);
+  graph_ = expand_assets(graph, registry_);
+  user_ = std::move(graph);
   sig_memo_.clear();
   for (auto it = instances_.begin(); it != instances_.end();) {
     const GraphNode* n = graph_.find(it->first);
@@ -118,12 +120,26 @@ void CookEngine::evict() {
 
 bool CookEngine::is_cached(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (is_expanded_asset(user_, registry_, node)) {
+    for (const auto& o : registry_.find(user_.find(node)->type)->outputs)
+      if (!is_cached(expanded_output(user_, registry_, node, o.name).first, frame)) return false;
+    return true;
+  }
   if (!graph_.find(node)) return false;
   return cache_.count({node, signature(node, frame)}) > 0;
 }
 
 std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (is_expanded_asset(user_, registry_, node)) {
+    // An asset node's outputs are its inner nodes' (the expansion cooks them).
+    auto out = std::make_shared<Outputs>();
+    for (const auto& o : registry_.find(user_.find(node)->type)->outputs) {
+      const auto [inner, socket] = expanded_output(user_, registry_, node, o.name);
+      (*out)[o.name] = cook(inner, frame)->at(socket);
+    }
+    return out;
+  }
   const GraphNode* gn = graph_.find(node);
   if (!gn) throw Error("no node '" + node + "' in the graph");
   const NodeSpec& spec = *registry_.find(gn->type);
@@ -238,7 +254,7 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
 
 void CookEngine::cook_frame(int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  for (const auto& id : graph_.terminal_nodes()) cook(id, frame);
+  for (const auto& id : user_.terminal_nodes()) cook(id, frame);
 }
 
 }  // namespace eddy

@@ -61,7 +61,10 @@ class CookEngine {
   CookEngine(const Registry& registry, Graph graph, CookOptions options = {});
   ~CookEngine();
 
-  const Graph& graph() const { return graph_; }
+  // The graph as given (asset nodes unexpanded).
+  const Graph& graph() const { return user_; }
+  // The graph that cooks: asset nodes expanded into their contents ("node/inner" ids).
+  const Graph& expanded_graph() const { return graph_; }
   // Replaces the graph (validated); node instances of unchanged id and type
   // are kept, cached outputs stay valid where signatures still match.
   void set_graph(Graph graph);
@@ -104,7 +107,8 @@ class CookEngine {
   int clamp_frame(const NodeSpec& spec, int frame) const;
 
   const Registry& registry_;
-  Graph graph_;
+  Graph user_;   // as given
+  Graph graph_;  // asset nodes expanded into their contents: what cooks
   CookOptions options_;
   CookObserver* observer_ = nullptr;
   std::atomic<bool> cancel_{false};

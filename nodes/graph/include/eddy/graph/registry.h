@@ -44,10 +44,22 @@ class Registry {
   int load_default_plugins(const std::string& exe_path);
   const std::vector<std::string>& plugins() const { return plugins_; }
 
+  // Reads an asset file (eddy/graph/asset.h) and registers its node type;
+  // throws eddy::Error naming the file and the place. Loading the same file
+  // twice is a no-op.
+  void load_asset(const std::string& path);
+  // Every asset file (*.eddy.json with an "asset" section) in a folder, in
+  // name order; returns how many were loaded (none from a missing folder).
+  int load_assets_in(const std::string& folder);
+  // Assets from EDDY_ASSET_PATH (':'-separated files or folders) and the
+  // "assets" folder beside a graph file (Houdini's $HIP/otls).
+  int load_default_assets(const std::string& graph_path);
+
  private:
   std::map<std::string, NodeSpec, std::less<>> specs_;
   std::map<std::string, std::string, std::less<>> origin_;  // type -> plug-in that registered it
   std::vector<std::string> plugins_;
+  std::vector<std::string> assets_;  // asset files loaded (canonical paths)
   std::string loading_;  // plug-in being loaded, for messages
 };
 

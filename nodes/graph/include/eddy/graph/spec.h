@@ -19,6 +19,7 @@
 namespace eddy {
 
 class Node;
+struct Asset;
 
 enum class ParamType { Bool, Int, Float, Vec3, String, Enum, Path };
 const char* to_string(ParamType t);
@@ -84,6 +85,9 @@ struct NodeSpec {
   // parameters given (TimeShift); null: the same frame.
   std::function<int(const ParamSet&, int frame)> input_frame;
   std::function<std::unique_ptr<Node>()> factory;
+  // An asset's node type: its contents, which the cook engine expands each
+  // node of it into (eddy/graph/asset.h); null for other types.
+  std::shared_ptr<const Asset> asset;
   // Optional checks that need several parameters or the frame range; throws
   // eddy::Error naming ctx.where. Runs at load time, before anything cooks.
   std::function<void(const ParamSet&, const CheckContext&)> check;

@@ -1,0 +1,351 @@
+// Assets: reading an asset file into a node type, and expanding asset nodes
+// into their contents for the cook engine.
+#include "eddy/graph/asset.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "eddy/core/error.h"
+#include "eddy/graph/json.h"
+#include "eddy/graph/node.h"
+
+namespace eddy {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string text_of(const json& j, const char* key, const std::string& where, bool required) {
+  if (!j.contains(key)) {
+    if (required) throw Error(where + "." + key + ": missing");
+    return {};
+  }
+  if (!j[key].is_string()) throw Error(where + "." + key + ": expected a string, got " + j[key].dump());
+  return j[key].get<std::string>();
+}
+
+std::pair<std::string, std::string> endpoint(const json& j, const std::string& where) {
+  if (!j.is_string()) throw Error(where + ": expected \"node.socket\", got " + j.dump());
+  const std::string s = j.get<std::string>();
+  const auto dot = s.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == s.size())
+    throw Error(where + ": expected \"node.socket\", got \"" + s + "\"");
+  return {s.substr(0, dot), s.substr(dot + 1)};
+}
+
+const json& array_of(const json& a, const char* key, const std::string& where) {
+  static const json empty = json::array();
+  if (!a.contains(key)) return empty;
+  if (!a[key].is_array()) throw Error(where + "." + key + ": expected an array, got " + a[key].dump());
+  return a[key];
+}
+
+// The inner node `id` of the asset's graph and its spec, or an error naming `where`.
+std::pair<const GraphNode*, const NodeSpec*> inner(const Graph& g, const Registry& reg, const std::string& id,
+                                                  const std::string& where) {
+  const GraphNode* n = g.find(id);
+  if (!n) throw Error(where + ": the asset has no node \"" + id + "\"");
+  return {n, reg.find(n->type)};
+}
+
+std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& path, NodeSpec& spec) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open asset file (missing or unreadable)");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  json root = parse_json(ss.str(), path);
+  if (!root.is_object() || !root.contains("asset"))
+    throw Error(path + ": no \"asset\" section (an asset is a graph file that declares one)");
+  const json a = root["asset"];
+  root.erase("asset");
+  auto asset = std::make_shared<Asset>();
+  asset->path = path;
+  // The contents: a graph whose unlinked inputs the asset's inputs feed.
+  ValidateOptions contents{false};
+  contents.required_inputs = false;
+  asset->graph = parse_graph(root.dump(), reg, path, contents);
+  const Graph& g = asset->graph;
+
+  const std::string w = path + ": asset";
+  if (!a.is_object()) throw Error(w + ": expected an object, got " + a.dump());
+  for (const auto& [k, v] : a.items())
+    if (k != "type" && k != "category" && k != "doc" && k != "inputs" && k != "outputs" && k != "params")
+      throw Error(w + "." + k + ": unknown key (an asset has type, category, doc, inputs, outputs, params)");
+  spec.type = text_of(a, "type", w, true);
+  spec.category = text_of(a, "category", w, false);
+  if (spec.category.empty()) spec.category = "Assets";
+  spec.doc = text_of(a, "doc", w, false);
+
+  std::set<std::pair<std::string, std::string>> fed;
+  const json& inputs = array_of(a, "inputs", w);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string wi = w + ".inputs[" + std::to_string(i) + "]";
+    const json& ji = inputs[i];
+    if (!ji.is_object()) throw Error(wi + ": expected an object, got " + ji.dump());
+    Asset::Input in{text_of(ji, "name", wi, true), {}};
+    SocketSpec socket{in.name, "", text_of(ji, "doc", wi, false), true, false};
+    const json& to = array_of(ji, "to", wi);
+    if (to.empty()) throw Error(wi + ".to: expected the inner inputs it feeds, [\"node.input\", ...]");
+    for (std::size_t k = 0; k < to.size(); ++k) {
+      const std::string wk = wi + ".to[" + std::to_string(k) + "]";
+      const auto [node, sock] = endpoint(to[k], wk);
+      const auto [n, s] = inner(g, reg, node, wk);
+      const SocketSpec* target = s->find_input(sock);
+      if (!target) throw Error(wk + ": " + n->type + " \"" + node + "\" has no input \"" + sock + "\"");
+      if (!g.links_into(node, sock).empty())
+        throw Error(wk + ": \"" + node + "." + sock + "\" is linked inside the asset already");
+      if (!socket.type.empty() && socket.type != target->type)
+        throw Error(wk + ": \"" + node + "." + sock + "\" takes " + target->type + ", the input's other targets " +
+                    socket.type);
+      socket.type = target->type;
+      socket.optional = socket.optional && target->optional;
+      fed.insert({node, sock});
+      in.to.emplace_back(node, sock);
+    }
+    if (ji.contains("optional")) {
+      if (!ji["optional"].is_boolean()) throw Error(wi + ".optional: expected true or false");
+      if (ji["optional"].get<bool>() && !socket.optional)
+        throw Error(wi + ".optional: an inner input it feeds is required, so it cannot be optional");
+    }
+    spec.inputs.push_back(socket);
+    asset->inputs.push_back(std::move(in));
+  }
+  // Every required inner input is linked inside or fed by an input.
+  for (const auto& n : g.nodes)
+    for (const auto& s : reg.find(n.type)->inputs)
+      if (!s.optional && g.links_into(n.id, s.name).empty() && !fed.count({n.id, s.name}))
+        throw Error(w + ".inputs: nothing feeds the required input \"" + n.id + "." + s.name + "\" (" + s.type + ")");
+
+  const json& outputs = array_of(a, "outputs", w);
+  if (outputs.empty()) throw Error(w + ".outputs: an asset has at least one output");
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string wi = w + ".outputs[" + std::to_string(i) + "]";
+    const json& jo = outputs[i];
+    if (!jo.is_object()) throw Error(wi + ": expected an object, got " + jo.dump());
+    if (!jo.contains("from")) throw Error(wi + ".from: missing; expected \"node.output\"");
+    const auto [node, sock] = endpoint(jo["from"], wi + ".from");
+    const auto [n, s] = inner(g, reg, node, wi + ".from");
+    const SocketSpec* source = s->find_output(sock);
+    if (!source) throw Error(wi + ".from: " + n->type + " \"" + node + "\" has no output \"" + sock + "\"");
+    Asset::Output out{text_of(jo, "name", wi, true), node, sock};
+    spec.outputs.push_back(SocketSpec{out.name, source->type, text_of(jo, "doc", wi, false), false, false});
+    asset->outputs.push_back(std::move(out));
+  }
+
+  const json& params = array_of(a, "params", w);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string wi = w + ".params[" + std::to_string(i) + "]";
+    const json& jp = params[i];
+    if (!jp.is_object()) throw Error(wi + ": expected an object, got " + jp.dump());
+    Asset::Promoted pr{text_of(jp, "name", wi, true), {}};
+    const json& drives = array_of(jp, "drives", wi);
+    if (drives.empty()) throw Error(wi + ".drives: expected the inner parameters it sets, [\"node.param\", ...]");
+    ParamSpec ps;
+    for (std::size_t k = 0; k < drives.size(); ++k) {
+      const std::string wk = wi + ".drives[" + std::to_string(k) + "]";
+      const auto [node, param] = endpoint(drives[k], wk);
+      const auto [n, s] = inner(g, reg, node, wk);
+      const ParamSpec* p = s->find_param(param);
+      if (!p) throw Error(wk + ": " + n->type + " \"" + node + "\" has no parameter \"" + param + "\"");
+      if (k == 0) {
+        ps = *p;
+        ps.default_value = n->params.at(param);  // the asset's own setting
+      } else if (p->type != ps.type || p->items != ps.items) {
+        throw Error(wk + ": \"" + node + "." + param + "\" is a " + to_string(p->type) + ", the first it drives a " +
+                    to_string(ps.type));
+      }
+      pr.drives.emplace_back(node, param);
+    }
+    ps.name = pr.name;
+    if (jp.contains("doc")) ps.doc = text_of(jp, "doc", wi, false);
+    if (jp.contains("min")) ps.min = jp["min"].is_number() ? jp["min"].get<double>() : throw Error(wi + ".min: expected a number");
+    if (jp.contains("max")) ps.max = jp["max"].is_number() ? jp["max"].get<double>() : throw Error(wi + ".max: expected a number");
+    if (jp.contains("default")) ps.default_value = parse_param_text(ps, jp["default"].dump(), wi + ".default");
+    spec.params.push_back(std::move(ps));
+    asset->params.push_back(std::move(pr));
+  }
+  return asset;
+}
+
+// The asset of `node` when the expansion replaces it, else null.
+const Asset* expanded(const Graph& g, const Registry& reg, const std::string& node) {
+  const GraphNode* n = g.find(node);
+  if (!n || n->bypass) return nullptr;
+  const NodeSpec* s = reg.find(n->type);
+  return s ? s->asset.get() : nullptr;
+}
+
+// The inner inputs an asset node's input feeds, in the expanded graph.
+void expanded_inputs(const Graph& g, const Registry& reg, const std::string& prefix, const std::string& node,
+                     const std::string& socket, std::vector<std::pair<std::string, std::string>>& out) {
+  const Asset* a = expanded(g, reg, node);
+  if (!a) {
+    out.emplace_back(prefix + node, socket);
+    return;
+  }
+  for (const auto& in : a->inputs)
+    if (in.name == socket)
+      for (const auto& [n, s] : in.to) expanded_inputs(a->graph, reg, prefix + node + "/", n, s, out);
+}
+
+std::pair<std::string, std::string> expanded_output_at(const Graph& g, const Registry& reg, const std::string& prefix,
+                                                       const std::string& node, const std::string& socket) {
+  const Asset* a = expanded(g, reg, node);
+  if (!a) return {prefix + node, socket};
+  for (const auto& o : a->outputs)
+    if (o.name == socket) return expanded_output_at(a->graph, reg, prefix + node + "/", o.node, o.socket);
+  throw Error("asset node '" + prefix + node + "' has no output '" + socket + "'");
+}
+
+void expand_into(const Graph& g, const Registry& reg, const std::string& prefix, Graph& out) {
+  for (const auto& n : g.nodes) {
+    const Asset* a = expanded(g, reg, n.id);
+    if (!a) {
+      GraphNode copy = n;
+      copy.id = prefix + n.id;
+      out.nodes.push_back(std::move(copy));
+      continue;
+    }
+    // The contents with the node's promoted parameters (and animations) set.
+    Graph contents = a->graph;
+    for (const auto& pr : a->params)
+      for (const auto& [node, param] : pr.drives) {
+        GraphNode* target = contents.find(node);
+        target->params[param] = n.params.at(pr.name);
+        if (const auto it = n.anims.find(pr.name); it != n.anims.end()) target->anims[param] = it->second;
+        else target->anims.erase(param);
+      }
+    expand_into(contents, reg, prefix + n.id + "/", out);
+  }
+  for (const auto& l : g.links) {
+    const auto [from_node, from_socket] = expanded_output_at(g, reg, prefix, l.from_node, l.from_socket);
+    std::vector<std::pair<std::string, std::string>> targets;
+    expanded_inputs(g, reg, prefix, l.to_node, l.to_socket, targets);
+    for (const auto& [to_node, to_socket] : targets) out.links.push_back(Link{from_node, from_socket, to_node, to_socket});
+  }
+}
+
+}  // namespace
+
+Graph expand_assets(const Graph& g, const Registry& reg) {
+  bool any = false;
+  for (const auto& n : g.nodes) any = any || expanded(g, reg, n.id);
+  if (!any) return g;
+  Graph out;
+  out.frame_start = g.frame_start;
+  out.frame_end = g.frame_end;
+  out.fps = g.fps;
+  out.source = g.source;
+  out.python_modules = g.python_modules;
+  expand_into(g, reg, "", out);
+  return out;
+}
+
+std::pair<std::string, std::string> expanded_output(const Graph& g, const Registry& reg, const std::string& node,
+                                                    const std::string& socket) {
+  return expanded_output_at(g, reg, "", node, socket);
+}
+
+bool is_expanded_asset(const Graph& g, const Registry& reg, const std::string& node) {
+  return expanded(g, reg, node) != nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Registry: asset files
+// ---------------------------------------------------------------------------
+
+void Registry::load_asset(const std::string& path) {
+  std::error_code ec;
+  const std::string key = fs::weakly_canonical(fs::path(path), ec).string();
+  if (std::find(assets_.begin(), assets_.end(), key) != assets_.end()) return;
+  NodeSpec spec;
+  auto asset = read_asset(*this, path, spec);
+  spec.asset = asset;
+  const std::string type = spec.type;
+  spec.factory = [type]() -> std::unique_ptr<Node> {
+    throw Error("asset node type '" + type + "' is expanded into its contents, never cooked itself");
+  };
+  const std::string before = loading_;
+  loading_ = "asset " + path;
+  try {
+    add(std::move(spec));
+  } catch (const Error& e) {
+    loading_ = before;
+    throw Error(path + ": asset.type: " + e.what());
+  }
+  loading_ = before;
+  assets_.push_back(key);
+}
+
+int Registry::load_assets_in(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return 0;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.size() < 10 || name.compare(name.size() - 10, 10, ".eddy.json") != 0) continue;
+    // An asset file says so at its top; other graphs in the folder are not assets.
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    json root;
+    try {
+      root = json::parse(ss.str());
+    } catch (const json::exception&) {
+      continue;
+    }
+    if (root.is_object() && root.contains("asset")) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  const std::size_t before = assets_.size();
+  // An asset may use another of the folder: load what can be loaded, until nothing more can.
+  std::vector<fs::path> pending = files;
+  std::string last_error;
+  while (!pending.empty()) {
+    std::vector<fs::path> failed;
+    for (const auto& p : pending) {
+      try {
+        load_asset(p.string());
+      } catch (const Error& e) {
+        failed.push_back(p);
+        last_error = e.what();
+      }
+    }
+    if (failed.size() == pending.size()) throw Error(last_error);
+    pending = std::move(failed);
+  }
+  return int(assets_.size() - before);
+}
+
+int Registry::load_default_assets(const std::string& graph_path) {
+  int n = 0;
+  if (const char* env = std::getenv("EDDY_ASSET_PATH")) {
+    std::string s = env;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+      const std::size_t end = std::min(s.find(':', start), s.size());
+      if (end > start) {
+        const std::string p = s.substr(start, end - start);
+        std::error_code ec;
+        if (fs::is_regular_file(p, ec)) {
+          load_asset(p);
+          ++n;
+        } else {
+          n += load_assets_in(p);
+        }
+      }
+      start = end + 1;
+    }
+  }
+  if (!graph_path.empty()) n += load_assets_in((fs::absolute(fs::path(graph_path)).parent_path() / "assets").string());
+  return n;
+}
+
+}  // namespace eddy

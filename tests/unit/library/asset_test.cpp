@@ -1,0 +1,215 @@
+// Assets (subnetworks): an asset node cooks exactly as its expanded graph
+// does, nested assets expand with their path in the ids, promoted
+// parameters (animated ones too) reach the inner parameters they drive, and
+// a malformed asset file is refused naming the place.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <cstring>
+#include <unistd.h>
+
+#include "eddy/graph/asset.h"
+#include "eddy/graph/cook.h"
+#include "eddy/graph/graph.h"
+#include "eddy/graph/volumes_value.h"
+
+namespace eddy {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kAsset = std::string(EDDY_SOURCE_DIR) + "/examples/assets/liquid_surface.eddy.json";
+
+Registry& registry() {
+  static Registry r;
+  static bool loaded = false;
+  if (!loaded) {
+    r.load_plugin(std::string(EDDY_BINARY_DIR) + "/plugins/eddy_builtin_nodes.so");
+    r.load_asset(kAsset);
+    loaded = true;
+  }
+  return r;
+}
+
+// A small block of PBF water, surfaced by the asset or by its three nodes.
+const char* kSim = R"(
+  {"id": "water", "type": "FluidBox", "params": {"center": [0, 0.1, 0], "size": [0.1, 0.1, 0.1], "particle_radius": 0.01}},
+  {"id": "sim", "type": "PBFSolver"},)";
+
+Graph with_asset() {
+  return parse_graph(std::string(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 4], "nodes": [)") + kSim + R"(
+    {"id": "surf", "type": "LiquidSurface", "params": {"voxel_size": 0.005, "velocity": true,
+                                                       "smoothing_iterations": {"expr": "$F"}}}],
+    "links": [{"from": "water.particles", "to": "sim.particles"}, {"from": "sim.particles", "to": "surf.particles"}]})",
+                     registry(), "");
+}
+
+Graph expanded_by_hand() {
+  return parse_graph(std::string(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 4], "nodes": [)") + kSim + R"(
+    {"id": "to_vdb", "type": "PrimToVDBPointDataGrid"},
+    {"id": "liquid", "type": "SmoothLiquidSDF", "params": {"Dx": 0.005, "velocity": true, "iterations": {"expr": "$F"}}},
+    {"id": "mesher", "type": "SDFToPrim"}],
+    "links": [{"from": "water.particles", "to": "sim.particles"}, {"from": "sim.particles", "to": "to_vdb.particles"},
+              {"from": "to_vdb.vdb", "to": "liquid.vdb"}, {"from": "liquid.sdf", "to": "mesher.sdf"}]})",
+                     registry(), "");
+}
+
+void expect_same_mesh(const Mesh& a, const Mesh& b) {
+  ASSERT_EQ(a.points.size(), b.points.size());
+  ASSERT_GT(a.points.size(), 100u);
+  EXPECT_EQ(a.triangles, b.triangles);
+  EXPECT_EQ(a.quads, b.quads);
+  for (std::size_t i = 0; i < a.points.size(); ++i) {
+    // Bitwise: the same nodes cooked the same values in the same order.
+    EXPECT_EQ(std::memcmp(&a.points[i], &b.points[i], sizeof(Vec3f)), 0) << i;
+    EXPECT_EQ(std::memcmp(&a.normals[i], &b.normals[i], sizeof(Vec3f)), 0) << i;
+    EXPECT_EQ(std::memcmp(&a.velocities[i], &b.velocities[i], sizeof(Vec3f)), 0) << i;
+  }
+}
+
+TEST(Asset, ASubnetCooksBitwiseAsItsExpandedGraph) {
+  const NodeSpec* spec = registry().find("LiquidSurface");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->category, "Assets");
+  ASSERT_EQ(spec->inputs.size(), 1u);
+  EXPECT_EQ(spec->inputs[0].type, "points");
+  EXPECT_FALSE(spec->inputs[0].optional);  // it feeds a required input
+  ASSERT_EQ(spec->outputs.size(), 2u);
+  EXPECT_EQ(spec->outputs[0].type, "mesh");
+  EXPECT_EQ(spec->outputs[1].type, "volumes");
+  // A promoted parameter is the driven one's, with the asset's setting as its default.
+  const ParamSpec* it = spec->find_param("smoothing_iterations");
+  ASSERT_NE(it, nullptr);
+  EXPECT_EQ(it->type, ParamType::Int);
+  EXPECT_EQ(std::get<int64_t>(it->default_value), 4);
+  EXPECT_EQ(it->max, 100.0);
+
+  CookEngine a(registry(), with_asset()), b(registry(), expanded_by_hand());
+  for (int f : {1, 3}) {
+    const auto out = a.cook("surf", f);
+    expect_same_mesh(*out->at("mesh").as<Mesh>(), *b.cook("mesher", f)->at("mesh").as<Mesh>());
+    const auto va = out->at("sdf").as<Volumes>(), vb = b.cook("liquid", f)->at("sdf").as<Volumes>();
+    ASSERT_EQ(va->grids.size(), 2u);  // surface and v: the promoted velocity flag got through
+    for (std::size_t g = 0; g < 2; ++g) {
+      EXPECT_EQ(va->grids[g].name(), vb->grids[g].name());
+      EXPECT_EQ(va->grids[g].active_voxels(), vb->grids[g].active_voxels());
+    }
+  }
+  // The inner nodes cook under the asset node's path; the asset node's
+  // outputs are cached when theirs are.
+  EXPECT_TRUE(a.is_cached("surf", 3));
+  EXPECT_FALSE(a.is_cached("surf", 2));
+  EXPECT_EQ(a.stats().count("surf/liquid"), 1u);
+  EXPECT_EQ(a.stats().at("surf/liquid").cooks, 2);
+  // The engine's graph is the one given (the asset node unexpanded).
+  EXPECT_EQ(a.graph().find("surf")->type, "LiquidSurface");
+  // The promoted parameters reach the inner ones, an animated one as its animation.
+  const Graph g = expand_assets(with_asset(), registry());
+  ASSERT_NE(g.find("surf/liquid"), nullptr);
+  EXPECT_EQ(g.find("surf/liquid")->anims.count("iterations"), 1u);
+  EXPECT_EQ(std::get<double>(g.find("surf/liquid")->params.at("Dx")), 0.005);
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / ("eddy_asset_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+std::string asset_file(const std::string& asset, const std::string& nodes, const std::string& links) {
+  return R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 4], "asset": )" + asset + R"(, "nodes": [)" +
+         nodes + R"(], "links": [)" + links + "]}";
+}
+
+TEST(Asset, AssetsNestAndTheirParametersReachTheInnerNodes) {
+  // A whole shot as an asset: water, solver and the LiquidSurface asset inside.
+  const fs::path shot = write("shot.eddy.json",
+                              asset_file(R"({"type": "TestShot", "outputs": [{"name": "mesh", "from": "surf.mesh"}],
+        "params": [{"name": "radius", "drives": ["water.particle_radius"], "min": 0.005}]})",
+                                         std::string(kSim) + R"(
+        {"id": "surf", "type": "LiquidSurface", "params": {"voxel_size": 0.005, "velocity": true,
+                                                           "smoothing_iterations": 3}})",
+                                         R"({"from": "water.particles", "to": "sim.particles"},
+                                            {"from": "sim.particles", "to": "surf.particles"})"));
+  registry().load_asset(shot.string());
+  EXPECT_EQ(std::get<double>(registry().find("TestShot")->find_param("radius")->default_value), 0.01);
+  const Graph outer = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 4],
+      "nodes": [{"id": "shot", "type": "TestShot", "params": {"radius": 0.0125}}], "links": []})",
+                                  registry(), "");
+  CookEngine e(registry(), outer);
+  const auto mesh = e.cook("shot", 2)->at("mesh").as<Mesh>();
+  EXPECT_EQ(e.stats().count("shot/surf/liquid"), 1u);
+  // The same with the shot spelt out, at the promoted radius.
+  Graph flat = parse_graph(std::string(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 4], "nodes": [)") +
+                               kSim + R"(
+        {"id": "surf", "type": "LiquidSurface", "params": {"voxel_size": 0.005, "velocity": true, "smoothing_iterations": 3}}],
+        "links": [{"from": "water.particles", "to": "sim.particles"}, {"from": "sim.particles", "to": "surf.particles"}]})",
+                           registry(), "");
+  flat.find("water")->params["particle_radius"] = 0.0125;
+  CookEngine f(registry(), flat);
+  expect_same_mesh(*mesh, *f.cook("surf", 2)->at("mesh").as<Mesh>());
+  EXPECT_EQ(e.cook("shot/sim", 2)->at("particles").as<Points>()->radius, 0.0125f);
+}
+
+TEST(Asset, ABypassedAssetNodePassesItsInputOn) {
+  const fs::path lift = write("lift.eddy.json",
+                              asset_file(R"({"type": "TestLift", "inputs": [{"name": "points", "to": ["move.points"]}],
+        "outputs": [{"name": "points", "from": "move.points"}],
+        "params": [{"name": "height", "drives": ["move.translate"]}]})",
+                                         R"({"id": "move", "type": "Transform", "params": {"translate": [0, 1, 0]}})", ""));
+  registry().load_asset(lift.string());
+  Graph g = parse_graph(std::string(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 4], "nodes": [)") +
+                            kSim + R"({"id": "lift", "type": "TestLift"}],
+      "links": [{"from": "water.particles", "to": "sim.particles"}, {"from": "sim.particles", "to": "lift.points"}]})",
+                        registry(), "");
+  CookEngine e(registry(), g);
+  const float y = e.cook("sim", 1)->at("particles").as<Points>()->P()[0].y;
+  EXPECT_FLOAT_EQ(e.cook("lift", 1)->at("points").as<Points>()->P()[0].y, y + 1.0f);
+  g.find("lift")->bypass = true;
+  e.set_graph(g);
+  EXPECT_EQ(e.cook("lift", 1)->at("points").as<Points>()->P()[0].y, y);
+}
+
+TEST(Asset, MalformedAssetsAreRefusedNamingThePlace) {
+  Registry& r = registry();
+  auto refused = [&](const std::string& name, const std::string& text, const std::string& expected) {
+    const fs::path p = write(name, text);
+    try {
+      r.load_asset(p.string());
+      ADD_FAILURE() << name << " was loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(p.string(), 0), 0u) << "names the file: " << e.what();
+    }
+  };
+  const std::string mesher = R"({"id": "mesher", "type": "SDFToPrim"})";
+  refused("unfed.eddy.json", asset_file(R"({"type": "Unfed", "outputs": [{"name": "mesh", "from": "mesher.mesh"}]})",
+                                        mesher, ""),
+          R"(asset.inputs: nothing feeds the required input "mesher.sdf" (volumes))");
+  refused("nonode.eddy.json",
+          asset_file(R"({"type": "NoNode", "inputs": [{"name": "sdf", "to": ["meshr.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.mesh"}]})", mesher, ""),
+          R"(asset.inputs[0].to[0]: the asset has no node "meshr")");
+  refused("nosocket.eddy.json",
+          asset_file(R"({"type": "NoSocket", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.meshes"}]})", mesher, ""),
+          R"(asset.outputs[0].from: SDFToPrim "mesher" has no output "meshes")");
+  refused("mixed.eddy.json",
+          asset_file(R"({"type": "Mixed", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.mesh"}],
+                         "params": [{"name": "p", "drives": ["mesher.isoValue", "mesher.allowQuads"]}]})", mesher, ""),
+          R"(asset.params[0].drives[1]: "mesher.allowQuads" is a bool, the first it drives a float)");
+  refused("noout.eddy.json", asset_file(R"({"type": "NoOut", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}]})", mesher, ""),
+          "asset.outputs: an asset has at least one output");
+  refused("taken.eddy.json",
+          asset_file(R"({"type": "FluidBox", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.mesh"}]})", mesher, ""),
+          "asset.type: node type 'FluidBox' is registered twice");
+  EXPECT_EQ(r.find("Unfed"), nullptr);
+  EXPECT_EQ(r.find("NoOut"), nullptr);
+}
+
+}  // namespace
+}  // namespace eddy
