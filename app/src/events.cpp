@@ -1,5 +1,7 @@
 #include "events.h"
 
+#include "eddy/graph/asset.h"
+
 #include <httplib.h>
 
 #include <memory>
@@ -107,7 +109,9 @@ void stream_events(EventHub& hub, httplib::Response& res, std::size_t max_stream
 
 void HubObserver::publish(const char* event, const std::string& node, int frame, json more) {
   more["event"] = event;
-  more["node"] = node;
+  // The editor knows the graph's own nodes: a node inside an asset reports as the asset node.
+  more["node"] = outer_node(node);
+  if (node.find('/') != std::string::npos) more["inner"] = node;
   more["frame"] = frame;
   hub_.publish(more);
 }

@@ -1,5 +1,7 @@
 #include "jobs.h"
 
+#include "eddy/graph/asset.h"
+
 #include <chrono>
 
 #include "eddy/core/error.h"
@@ -126,7 +128,7 @@ json CookQueue::run(const Job& job) {
       cancelled = true;
       break;
     } catch (const NodeError& e) {
-      fail(e.node_id, e.frame, e.what());
+      fail(outer_node(e.node_id), e.frame, e.what());
       break;
     } catch (const std::exception& e) {
       fail(job.node, f, e.what());

@@ -7,6 +7,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
+#include "eddy/graph/asset.h"
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
 #include "eddy/graph/json.h"
@@ -31,7 +32,7 @@ httplib::Server::Handler wrap(Fn fn) {
       reply_error(res, e.status, e.what());
     } catch (const NodeError& e) {
       res.status = 422;
-      reply_json(res, json{{"error", e.what()}, {"node", e.node_id}, {"frame", e.frame}});
+      reply_json(res, json{{"error", e.what()}, {"node", outer_node(e.node_id)}, {"frame", e.frame}});
     } catch (const Cancelled&) {
       reply_error(res, 409, "cancelled");
     } catch (const Error& e) {

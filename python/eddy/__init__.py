@@ -148,7 +148,6 @@ def load(path):
     names first (looked for beside the graph file too) and registering the
     assets in EDDY_ASSET_PATH and in the "assets" folder beside it."""
     path = os.fspath(path)
-    _eddy.load_default_assets(path)
     try:
         with open(path, "rb") as f:
             modules = json.load(f).get("python_modules", [])
@@ -166,6 +165,7 @@ def load(path):
         finally:
             if added:
                 sys.path.remove(folder)
+    _eddy.load_default_assets(path)  # after the modules: an asset may use their node types
     g = Graph()
     g._load(path)
     return g

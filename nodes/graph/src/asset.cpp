@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -78,6 +79,22 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
   for (const auto& [k, v] : a.items())
     if (k != "type" && k != "category" && k != "doc" && k != "inputs" && k != "outputs" && k != "params")
       throw Error(w + "." + k + ": unknown key (an asset has type, category, doc, inputs, outputs, params)");
+  auto known_keys = [](const json& j, std::initializer_list<const char*> keys, const std::string& where) {
+    if (!j.is_object()) return;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string k = it.key();
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
+        throw Error(where + "." + k + ": unknown key");
+    }
+  };
+  for (const char* list : {"inputs", "outputs", "params"})
+    if (a.contains(list) && a[list].is_array())
+      for (std::size_t i = 0; i < a[list].size(); ++i) {
+        const std::string wl = w + "." + list + "[" + std::to_string(i) + "]";
+        if (list[0] == 'i') known_keys(a[list][i], {"name", "doc", "to", "optional"}, wl);
+        else if (list[0] == 'o') known_keys(a[list][i], {"name", "doc", "from"}, wl);
+        else known_keys(a[list][i], {"name", "doc", "drives", "min", "max", "default"}, wl);
+      }
   spec.type = text_of(a, "type", w, true);
   spec.category = text_of(a, "category", w, false);
   if (spec.category.empty()) spec.category = "Assets";
@@ -90,7 +107,7 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
     const json& ji = inputs[i];
     if (!ji.is_object()) throw Error(wi + ": expected an object, got " + ji.dump());
     Asset::Input in{text_of(ji, "name", wi, true), {}};
-    SocketSpec socket{in.name, "", text_of(ji, "doc", wi, false), true, false};
+    SocketSpec socket{in.name, "", text_of(ji, "doc", wi, false), true, true};
     const json& to = array_of(ji, "to", wi);
     if (to.empty()) throw Error(wi + ".to: expected the inner inputs it feeds, [\"node.input\", ...]");
     for (std::size_t k = 0; k < to.size(); ++k) {
@@ -101,11 +118,14 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
       if (!target) throw Error(wk + ": " + n->type + " \"" + node + "\" has no input \"" + sock + "\"");
       if (!g.links_into(node, sock).empty())
         throw Error(wk + ": \"" + node + "." + sock + "\" is linked inside the asset already");
+      if (fed.count({node, sock}) && !target->multi)
+        throw Error(wk + ": \"" + node + "." + sock + "\" is fed by another input already and takes only one");
       if (!socket.type.empty() && socket.type != target->type)
         throw Error(wk + ": \"" + node + "." + sock + "\" takes " + target->type + ", the input's other targets " +
                     socket.type);
       socket.type = target->type;
       socket.optional = socket.optional && target->optional;
+      socket.multi = socket.multi && target->multi;  // many links only where every target takes many
       fed.insert({node, sock});
       in.to.emplace_back(node, sock);
     }
@@ -113,6 +133,7 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
       if (!ji["optional"].is_boolean()) throw Error(wi + ".optional: expected true or false");
       if (ji["optional"].get<bool>() && !socket.optional)
         throw Error(wi + ".optional: an inner input it feeds is required, so it cannot be optional");
+      socket.optional = ji["optional"].get<bool>();
     }
     spec.inputs.push_back(socket);
     asset->inputs.push_back(std::move(in));
@@ -154,19 +175,39 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
       const auto [n, s] = inner(g, reg, node, wk);
       const ParamSpec* p = s->find_param(param);
       if (!p) throw Error(wk + ": " + n->type + " \"" + node + "\" has no parameter \"" + param + "\"");
+      if (n->anims.count(param))
+        throw Error(wk + ": \"" + node + "." + param + "\" is animated in the asset; a promoted parameter replaces "
+                    "it (animate the asset node's parameter instead)");
+      for (const auto& other : asset->params)
+        for (const auto& d : other.drives)
+          if (d == std::make_pair(node, param))
+            throw Error(wk + ": \"" + node + "." + param + "\" is driven by \"" + other.name + "\" already");
       if (k == 0) {
         ps = *p;
         ps.default_value = n->params.at(param);  // the asset's own setting
       } else if (p->type != ps.type || p->items != ps.items) {
         throw Error(wk + ": \"" + node + "." + param + "\" is a " + to_string(p->type) + ", the first it drives a " +
                     to_string(ps.type));
+      } else {
+        // The range every driven parameter accepts.
+        if (p->min) ps.min = ps.min ? std::max(*ps.min, *p->min) : *p->min;
+        if (p->max) ps.max = ps.max ? std::min(*ps.max, *p->max) : *p->max;
       }
       pr.drives.emplace_back(node, param);
     }
     ps.name = pr.name;
     if (jp.contains("doc")) ps.doc = text_of(jp, "doc", wi, false);
-    if (jp.contains("min")) ps.min = jp["min"].is_number() ? jp["min"].get<double>() : throw Error(wi + ".min: expected a number");
-    if (jp.contains("max")) ps.max = jp["max"].is_number() ? jp["max"].get<double>() : throw Error(wi + ".max: expected a number");
+    // A narrower range may be given, never a wider one than the driven parameters take.
+    for (const char* key : {"min", "max"}) {
+      if (!jp.contains(key)) continue;
+      if (!jp[key].is_number()) throw Error(wi + "." + key + ": expected a number, got " + jp[key].dump());
+      const double v = jp[key].get<double>();
+      std::optional<double>& bound = key[1] == 'i' ? ps.min : ps.max;
+      const bool wider = bound && (key[1] == 'i' ? v < *bound : v > *bound);
+      if (wider) throw Error(wi + "." + key + ": " + jp[key].dump() + " is outside what the driven parameters take");
+      bound = v;
+    }
+    if (ps.min && ps.max && *ps.min > *ps.max) throw Error(wi + ": min is above max");
     if (jp.contains("default")) ps.default_value = parse_param_text(ps, jp["default"].dump(), wi + ".default");
     spec.params.push_back(std::move(ps));
     asset->params.push_back(std::move(pr));
@@ -267,6 +308,13 @@ void Registry::load_asset(const std::string& path) {
   if (std::find(assets_.begin(), assets_.end(), key) != assets_.end()) return;
   NodeSpec spec;
   auto asset = read_asset(*this, path, spec);
+  // The first definition of an asset type loaded wins (the graph's own
+  // folder is read before EDDY_ASSET_PATH), as Houdini prefers one
+  // definition of a digital asset.
+  if (const NodeSpec* existing = find(spec.type); existing && existing->asset) {
+    assets_.push_back(key);
+    return;
+  }
   spec.asset = asset;
   const std::string type = spec.type;
   spec.factory = [type]() -> std::unique_ptr<Node> {
@@ -278,7 +326,7 @@ void Registry::load_asset(const std::string& path) {
     add(std::move(spec));
   } catch (const Error& e) {
     loading_ = before;
-    throw Error(path + ": asset.type: " + e.what());
+    throw Error(path + ": asset: " + e.what());
   }
   loading_ = before;
   assets_.push_back(key);
@@ -295,30 +343,30 @@ int Registry::load_assets_in(const std::string& folder) {
     std::ifstream f(e.path(), std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
-    json root;
-    try {
-      root = json::parse(ss.str());
-    } catch (const json::exception&) {
-      continue;
-    }
+    const json root = parse_json(ss.str(), e.path().string());  // a damaged file is reported, not passed over
     if (root.is_object() && root.contains("asset")) files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   const std::size_t before = assets_.size();
   // An asset may use another of the folder: load what can be loaded, until nothing more can.
   std::vector<fs::path> pending = files;
-  std::string last_error;
   while (!pending.empty()) {
     std::vector<fs::path> failed;
+    std::vector<std::string> errors;
     for (const auto& p : pending) {
       try {
         load_asset(p.string());
       } catch (const Error& e) {
         failed.push_back(p);
-        last_error = e.what();
+        errors.push_back(e.what());
       }
     }
-    if (failed.size() == pending.size()) throw Error(last_error);
+    if (failed.size() == pending.size()) {
+      // Report the fault itself: an "unknown node type" may only be another asset that failed.
+      const auto own = std::find_if(errors.begin(), errors.end(),
+                                    [](const std::string& m) { return m.find("unknown node type") == std::string::npos; });
+      throw Error(own != errors.end() ? *own : errors.front());
+    }
     pending = std::move(failed);
   }
   return int(assets_.size() - before);
@@ -326,6 +374,7 @@ int Registry::load_assets_in(const std::string& folder) {
 
 int Registry::load_default_assets(const std::string& graph_path) {
   int n = 0;
+  if (!graph_path.empty()) n += load_assets_in((fs::absolute(fs::path(graph_path)).parent_path() / "assets").string());
   if (const char* env = std::getenv("EDDY_ASSET_PATH")) {
     std::string s = env;
     std::size_t start = 0;
@@ -337,14 +386,15 @@ int Registry::load_default_assets(const std::string& graph_path) {
         if (fs::is_regular_file(p, ec)) {
           load_asset(p);
           ++n;
-        } else {
+        } else if (fs::is_directory(p, ec)) {
           n += load_assets_in(p);
+        } else {
+          throw Error("EDDY_ASSET_PATH: \"" + p + "\" is neither an asset file nor a folder");
         }
       }
       start = end + 1;
     }
   }
-  if (!graph_path.empty()) n += load_assets_in((fs::absolute(fs::path(graph_path)).parent_path() / "assets").string());
   return n;
 }
 

@@ -254,7 +254,8 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
 
 void CookEngine::cook_frame(int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  for (const auto& id : user_.terminal_nodes()) cook(id, frame);
+  // The expanded graph's: an asset's side branches (a writer inside it) cook too.
+  for (const auto& id : graph_.terminal_nodes()) cook(id, frame);
 }
 
 }  // namespace eddy

@@ -11,6 +11,8 @@
 
 #include "eddy/core/error.h"
 #include "eddy/graph/graph.h"
+
+#include "eddy/graph/asset.h"
 #include "eddy/graph/json.h"
 #include "eddy/graph/util.h"
 
@@ -419,7 +421,7 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const auto& n = g.nodes[i];
     const std::string w = node_where(g, i);
-    if (!valid_node_id(n.id))
+    if (!opt.expanded && !valid_node_id(n.id))
       throw Error("nodes[" + std::to_string(i) + "].id: expected a name of letters, digits, '_' or '-', got \"" +
                   n.id + "\"");
     if (auto it = index.find(n.id); it != index.end())
@@ -492,6 +494,14 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
     };
     for (const auto& n : g.nodes)
       if (state[n.id] == 0) visit(n.id);
+  }
+  // Asset nodes: their contents, as they will cook (the inner nodes' values,
+  // animations and checks, with the asset node's promoted values set).
+  if (!opt.expanded && std::any_of(g.nodes.begin(), g.nodes.end(),
+                                   [&](const GraphNode& n) { return is_expanded_asset(g, reg, n.id); })) {
+    ValidateOptions inner = opt;
+    inner.expanded = true;
+    validate_graph(expand_assets(g, reg), reg, inner);
   }
   // Node-specific checks (memory, path patterns) last: everything they read is valid.
   if (!opt.node_checks) return;

@@ -59,6 +59,7 @@ void check_spec(const NodeSpec& s) {
 
 void Registry::add(NodeSpec spec) {
   check_spec(spec);
+  std::unique_lock lock(mutex_);
   if (auto it = specs_.find(spec.type); it != specs_.end()) {
     throw Error("node type '" + spec.type + "' is registered twice (by " + origin_[spec.type] + " and by " +
                 (loading_.empty() ? std::string("the program") : loading_) + ")");
@@ -70,25 +71,32 @@ void Registry::add(NodeSpec spec) {
 
 void Registry::replace(NodeSpec spec) {
   check_spec(spec);
+  std::unique_lock lock(mutex_);
   auto it = specs_.find(spec.type);
-  if (it == specs_.end()) return add(std::move(spec));
+  if (it == specs_.end()) {
+    lock.unlock();
+    return add(std::move(spec));
+  }
   if (origin_[spec.type] != "the program")
     throw Error("node type '" + spec.type + "' comes from " + origin_[spec.type] + " and cannot be replaced");
   it->second = std::move(spec);
 }
 
 std::string Registry::origin(std::string_view type) const {
+  std::shared_lock lock(mutex_);
   auto it = origin_.find(type);
   return it == origin_.end() ? std::string() : it->second;
 }
 
 const NodeSpec* Registry::find(std::string_view type) const {
+  std::shared_lock lock(mutex_);
   auto it = specs_.find(type);
   return it == specs_.end() ? nullptr : &it->second;
 }
 
 std::vector<const NodeSpec*> Registry::all() const {
   std::vector<const NodeSpec*> v;
+  std::shared_lock lock(mutex_);
   for (const auto& [k, s] : specs_) v.push_back(&s);
   std::stable_sort(v.begin(), v.end(),
                    [](const NodeSpec* a, const NodeSpec* b) { return a->category < b->category; });
@@ -97,6 +105,7 @@ std::vector<const NodeSpec*> Registry::all() const {
 
 std::string Registry::closest(std::string_view type) const {
   std::vector<std::string> names;
+  std::shared_lock lock(mutex_);
   for (const auto& [k, s] : specs_) names.push_back(k);
   return closest_match(type, names);
 }

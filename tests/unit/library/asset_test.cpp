@@ -118,8 +118,9 @@ fs::path write(const std::string& name, const std::string& text) {
   return dir / name;
 }
 
-std::string asset_file(const std::string& asset, const std::string& nodes, const std::string& links) {
-  return R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 4], "asset": )" + asset + R"(, "nodes": [)" +
+std::string asset_file(const std::string& asset, const std::string& nodes, const std::string& links, int version = 1) {
+  return R"({"format": "eddy-graph", "version": )" + std::to_string(version) + R"(, "frame_range": [1, 4], "asset": )" +
+         asset + R"(, "nodes": [)" +
          nodes + R"(], "links": [)" + links + "]}";
 }
 
@@ -172,6 +173,55 @@ TEST(Asset, ABypassedAssetNodePassesItsInputOn) {
   EXPECT_EQ(e.cook("lift", 1)->at("points").as<Points>()->P()[0].y, y);
 }
 
+TEST(Asset, DeclarationsFollowTheInnerSockets) {
+  // A solver wrapped whole: its colliders input takes many links, so does the asset's;
+  // a promoted parameter's default is the asset's own setting.
+  const fs::path p = write("wrapped.eddy.json",
+                           asset_file(R"({"type": "TestWrapped", "inputs": [{"name": "colliders", "to": ["sim.colliders"]},
+                                                       {"name": "particles", "to": ["sim.particles"]}],
+        "outputs": [{"name": "particles", "from": "sim.particles"}],
+        "params": [{"name": "steps", "drives": ["sim.substeps"], "max": 8}]})",
+                                      R"({"id": "sim", "type": "PBFSolver", "params": {"substeps": 3}})", ""));
+  registry().load_asset(p.string());
+  const NodeSpec* s = registry().find("TestWrapped");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->inputs[0].multi && s->inputs[0].optional);
+  EXPECT_FALSE(s->inputs[1].multi);
+  EXPECT_EQ(std::get<int64_t>(s->find_param("steps")->default_value), 3);
+  EXPECT_EQ(*s->find_param("steps")->max, 8.0);  // narrowed from the solver's 1000
+  EXPECT_EQ(*s->find_param("steps")->min, 1.0);
+}
+
+TEST(Asset, TheContentsAreValidatedAndCookedAsTheyWouldBeSpeltOut) {
+  // A writer inside an asset: its path checks run at load of a graph using
+  // the asset, and it writes when the frame cooks though no output uses it.
+  const fs::path p = write("writes.eddy.json",
+                           asset_file(R"({"type": "TestWrites", "inputs": [{"name": "points", "to": ["move.points"]}],
+        "outputs": [{"name": "points", "from": "move.points"}],
+        "params": [{"name": "path", "drives": ["side.path"]}]})",
+                                      R"({"id": "move", "type": "Transform"},
+                                         {"id": "side", "type": "WriteParticles", "params": {"path": "side.$F4.ply"}})",
+                                      R"({"from": "move.points", "to": "side.particles"})"));
+  registry().load_asset(p.string());
+  auto graph = [&](const std::string& path) {
+    return std::string(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 3], "nodes": [)") + kSim +
+           R"({"id": "w", "type": "TestWrites", "params": {"path": ")" + path + R"("}}],
+      "links": [{"from": "water.particles", "to": "sim.particles"}, {"from": "sim.particles", "to": "w.points"}]})";
+  };
+  try {
+    parse_graph(graph("same.ply"), registry(), "g");
+    ADD_FAILURE() << "a path without a frame token was accepted inside the asset";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(\"w/side\").params.path"), std::string::npos) << e.what();
+  }
+  CookOptions o;
+  o.output_dir = (fs::temp_directory_path() / ("eddy_asset_out_" + std::to_string(::getpid()))).string();
+  CookEngine e(registry(), parse_graph(graph("side.$F4.ply"), registry(), "g"), o);
+  e.cook_frame(2);
+  EXPECT_TRUE(fs::exists(fs::path(o.output_dir) / "side.0002.ply"));
+  fs::remove_all(o.output_dir);
+}
+
 TEST(Asset, MalformedAssetsAreRefusedNamingThePlace) {
   Registry& r = registry();
   auto refused = [&](const std::string& name, const std::string& text, const std::string& expected) {
@@ -206,7 +256,22 @@ TEST(Asset, MalformedAssetsAreRefusedNamingThePlace) {
   refused("taken.eddy.json",
           asset_file(R"({"type": "FluidBox", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}],
                          "outputs": [{"name": "mesh", "from": "mesher.mesh"}]})", mesher, ""),
-          "asset.type: node type 'FluidBox' is registered twice");
+          "asset: node type 'FluidBox' is registered twice");
+  refused("twice.eddy.json",
+          asset_file(R"({"type": "Twice", "inputs": [{"name": "a", "to": ["mesher.sdf"]}, {"name": "b", "to": ["mesher.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.mesh"}]})", mesher, ""),
+          R"(asset.inputs[1].to[0]: "mesher.sdf" is fed by another input already and takes only one)");
+  refused("animated.eddy.json",
+          asset_file(R"({"type": "Animated", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.mesh"}],
+                         "params": [{"name": "iso", "drives": ["mesher.isoValue"]}]})",
+                     R"({"id": "mesher", "type": "SDFToPrim", "params": {"isoValue": {"expr": "0.001 * $F"}}})", "", 2),
+          R"(asset.params[0].drives[0]: "mesher.isoValue" is animated in the asset)");
+  refused("wider.eddy.json",
+          asset_file(R"({"type": "Wider", "inputs": [{"name": "sdf", "to": ["mesher.sdf"]}],
+                         "outputs": [{"name": "mesh", "from": "mesher.mesh"}],
+                         "params": [{"name": "a", "drives": ["mesher.adaptivity"], "max": 2}]})", mesher, ""),
+          R"(asset.params[0].max: 2 is outside what the driven parameters take)");
   EXPECT_EQ(r.find("Unfed"), nullptr);
   EXPECT_EQ(r.find("NoOut"), nullptr);
 }

@@ -72,6 +72,9 @@ struct ValidateOptions {
   // Every required input must be linked; off for a graph still being built
   // (the links made so far are checked, cycles included).
   bool required_inputs = true;
+  // The graph is an asset expansion (eddy/graph/asset.h): its node ids hold
+  // "/". A graph with asset nodes is validated as given, then expanded.
+  bool expanded = false;
 };
 
 // Parses and validates graph JSON text; `source` names it in messages.

@@ -6,6 +6,8 @@
 // The built-in library is loaded the same way as a third party's.
 #include <map>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,10 @@ class Registry {
   int load_default_assets(const std::string& graph_path);
 
  private:
+  // Types may be added while graphs cook on other threads (a Python node,
+  // an asset loaded from Python): lookups share, additions exclude. Specs
+  // never move once added (map nodes), so a spec found stays valid.
+  mutable std::shared_mutex mutex_;
   std::map<std::string, NodeSpec, std::less<>> specs_;
   std::map<std::string, std::string, std::less<>> origin_;  // type -> plug-in that registered it
   std::vector<std::string> plugins_;
