@@ -113,6 +113,27 @@ void Server::Impl::routes() {
   };
   http.Get("/api/catalog", wrap([this](const auto&, auto& res) { reply_json(res, catalog_json(registry)); }));
   http.Get("/api/graphs", wrap([this](const auto&, auto& res) { reply_json(res, list_graphs(root, out)); }));
+  // An asset type's contents (read-only): its graph and what its inputs,
+  // outputs and parameters are inside.
+  http.Get("/api/asset", wrap([this](const auto& req, auto& res) {
+    const std::string type = req.get_param_value("type");
+    const NodeSpec* spec = registry.find(type);
+    if (!spec || !spec->asset) throw HttpError(404, "\"" + type + "\" is not an asset node type");
+    const Asset& a = *spec->asset;
+    json j;
+    j["type"] = type;
+    j["graph"] = json::parse(graph_to_json(a.graph, registry));
+    auto ends = [](const std::vector<std::pair<std::string, std::string>>& v) {
+      json e = json::array();
+      for (const auto& [n, s] : v) e.push_back(n + "." + s);
+      return e;
+    };
+    for (const auto& i : a.inputs) j["inputs"].push_back({{"name", i.name}, {"to", ends(i.to)}});
+    for (const auto& o : a.outputs) j["outputs"].push_back({{"name", o.name}, {"from", o.node + "." + o.socket}});
+    j["params"] = json::array();
+    for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"drives", ends(p.drives)}});
+    reply_json(res, j.dump());
+  }));
   http.Get("/api/graphs/file", wrap([this](const auto& req, auto& res) {
     const fs::path p = graph_file(root, req.get_param_value("path"));
     const std::string text = read_file(p.string());

@@ -8,7 +8,8 @@
 // wires them with real mouse drags, tries an invalid link and sees it
 // refused, changes a parameter, cooks frames and watches the badges and the
 // cached bar, checks that the viewport shows particles, exports files and
-// finds them, and breaks a parameter to see the error badge.
+// finds them, and breaks a parameter to see the error badge; opens an asset
+// node's contents.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -303,6 +304,19 @@ try {
   const scene = await viewportPixels(page, "viewport_bodies");
   check(scene.body > 300 && scene.fluid > 2000,
         `the viewport draws the solver's bodies (${scene.body} green pixels) with its particles (${scene.fluid})`);
+
+  // An asset node (a subnetwork) shows its contents, read-only.
+  await page.getByTestId("example-dam_break_sph.eddy.json").click();
+  await page.getByTestId("node-surface").waitFor({ timeout: 60000 });
+  await page.getByTestId("node-surface").click();
+  await page.getByTestId("open-asset").click();
+  await page.getByTestId("asset-view").waitFor();
+  const inner = await page.locator('[data-testid="asset-view"] .eddy-node').count();
+  const ports = await page.getByTestId("asset-ports").innerText();
+  check(inner === 3 && /input particles → to_vdb\.particles/.test(ports) && /output mesh ← mesher\.mesh/.test(ports),
+        `the LiquidSurface asset shows its three nodes and where its sockets go (${inner} nodes; ${ports})`);
+  await page.getByTestId("asset-close").click();
+  await page.getByTestId("asset-view").waitFor({ state: "detached" });
 } catch (e) {
   failures.push(String(e));
   console.log(`FAIL ${e}`);

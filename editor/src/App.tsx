@@ -2,13 +2,14 @@
 // timeline and export, over the API of `eddy serve`. The pieces are in
 // hooks/ (state and server traffic) and panels/ (what is drawn).
 import { useState } from "react";
-import { api } from "./api";
+import { api, type AssetContents } from "./api";
 import { useCatalog } from "./hooks/useCatalog";
 import { cachedRanges, useEvents } from "./hooks/useEvents";
 import { useColliders, useDisplayGeometry } from "./hooks/useGeometry";
 import { useGraph } from "./hooks/useGraph";
 import { keyFrames } from "./graph";
 import { useShortcuts } from "./hooks/useShortcuts";
+import { AssetView } from "./panels/AssetView";
 import { GraphCanvas } from "./panels/GraphCanvas";
 import { LibraryPanel } from "./panels/LibraryPanel";
 import { ParamPanel } from "./panels/ParamPanel";
@@ -24,6 +25,14 @@ export function App() {
   const [cookRange, setCookRange] = useState<[number, number]>([1, 3]);
   const [graphPath, setGraphPath] = useState("");
   const [colorBy, setColorBy] = useState("speed");
+  const [asset, setAsset] = useState<AssetContents | null>(null);
+  const openAsset = async (type: string) => {
+    try {
+      setAsset(await api.asset(type));
+    } catch (e) {
+      setMessage((e as Error).message);
+    }
+  };
   const { status, refreshStatus, reload } = useEvents(frame, graph.setBadge, setMessage);
   // A liquid solver's bodies are drawn with its particles (a body solver's are its first output).
   const shown = nodes.find((n) => n.id === displayNode);
@@ -51,6 +60,7 @@ export function App() {
     <div className="app">
       <LibraryPanel files={files} catalog={catalog} onOpen={openGraph} onAdd={graph.addNode} />
       <GraphCanvas nodes={nodes} edges={graph.edges} handlers={graph.canvas} onDisplay={graph.setDisplay} />
+      {asset && <AssetView contents={asset} catalog={catalog} onClose={() => setAsset(null)} />}
       <section className="side">
         <ViewportPanel
           key={graphPath /* a new viewport, framed anew, for each graph opened */}
@@ -62,7 +72,7 @@ export function App() {
           colorBy={colorBy}
           onColorBy={setColorBy}
         />
-        <ParamPanel node={graph.selectedNode} frame={frame} onDisplay={graph.setDisplay} onBypass={graph.toggleBypass} onParam={graph.setParam} />
+        <ParamPanel node={graph.selectedNode} frame={frame} onDisplay={graph.setDisplay} onBypass={graph.toggleBypass} onParam={graph.setParam} onOpenAsset={openAsset} />
       </section>
       <Timeline
         meta={meta}

@@ -24,6 +24,7 @@ export interface NodeSpec {
   inputs: SocketSpec[];
   outputs: SocketSpec[];
   params: ParamSpec[];
+  asset?: boolean;  // a subnetwork: its contents come from api.asset
 }
 export interface GraphNode {
   id: string;
@@ -40,6 +41,13 @@ export interface Graph {
   fps: number;
   nodes: GraphNode[];
   links: { from: string; to: string }[];
+}
+export interface AssetContents {
+  type: string;
+  graph: Graph;
+  inputs: { name: string; to: string[] }[];
+  outputs: { name: string; from: string }[];
+  params: { name: string; drives: string[] }[];
 }
 export interface GraphFile {
   path: string;
@@ -106,6 +114,7 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
 export const api = {
   catalog: () => call<NodeSpec[]>("GET", "/api/catalog"),
   graphs: () => call<GraphFile[]>("GET", "/api/graphs"),
+  asset: (type: string) => call<AssetContents>("GET", `/api/asset?type=${encodeURIComponent(type)}`),
   open: (path: string) => call<Graph>("POST", "/api/graph/open", { path }),
   graph: () => call<Graph>("GET", "/api/graph"),
   put: (g: Graph) => call<Graph>("PUT", "/api/graph", g),

@@ -10,12 +10,14 @@ export function ParamPanel({
   onDisplay,
   onBypass,
   onParam,
+  onOpenAsset,
 }: {
   node: EddyNode | undefined;
   frame: number;
   onDisplay: (id: string) => void;
   onBypass: (id: string) => void;
   onParam: (id: string, name: string, value: unknown) => void;
+  onOpenAsset: (type: string) => void;
 }) {
   return (
     <div className="params" data-testid="params">
@@ -34,6 +36,11 @@ export function ParamPanel({
             >
               bypass
             </button>
+            {node.data.spec.asset && (
+              <button data-testid="open-asset" title="Show the asset's contents" onClick={() => onOpenAsset(node.data.spec.type)}>
+                contents
+              </button>
+            )}
           </h3>
           <p className="doc">{node.data.spec.doc}</p>
           {node.data.spec.params.map((p) => (

@@ -737,6 +737,7 @@ std::string catalog_json(const Registry& reg) {
     js["doc"] = s->doc;
     js["stateful"] = s->stateful;
     js["time_dependent"] = s->time_dependent;
+    if (s->asset) js["asset"] = true;  // its contents: GET /api/asset?type=
     auto sockets = [](const std::vector<SocketSpec>& v) {
       json a = json::array();
       for (const auto& x : v)
