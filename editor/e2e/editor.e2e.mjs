@@ -178,6 +178,8 @@ try {
   await page.getByTestId("node-fluidbox1_copy1").waitFor();
   check(true, "copy and paste duplicate a node");
   await page.getByTestId("node-fluidbox1_copy1").click();
+  // The canvas applies a selection after the click's events: Delete acts on it once it shows.
+  await page.locator('[data-testid="node-fluidbox1_copy1"].selected').waitFor();
   await page.keyboard.press("Delete");
   await page.getByTestId("node-fluidbox1_copy1").waitFor({ state: "detached" });
   // Keep the new nodes apart: drag WriteParticles by its title to the right.
