@@ -222,6 +222,22 @@ class PyGraph {
     });
   }
 
+  // The frame range and rate, checked on their own (the nodes may not be wired yet).
+  void set_timeline(int start, int end, double fps, const char* what) {
+    not_cooking(what);
+    graph_call([&] {
+      Graph timeline;
+      timeline.frame_start = start;
+      timeline.frame_end = end;
+      timeline.fps = fps;
+      validate_graph(timeline, registry(), ValidateOptions{false});
+      graph_.frame_start = start;
+      graph_.frame_end = end;
+      graph_.fps = fps;
+      edited();
+    });
+  }
+
   void validate(std::optional<int> first, std::optional<int> last) {
     not_cooking("validate");
     graph_call([&] {
@@ -434,33 +450,10 @@ PYBIND11_MODULE(_eddy, m) {
       .def("cancel", &PyGraph::cancel, "Cancels the running cook (from another thread).")
       .def_property(
           "frame_range", [](const PyGraph& g) { return std::make_pair(g.graph().frame_start, g.graph().frame_end); },
-          [](PyGraph& g, std::pair<int, int> r) {
-            g.not_cooking("frame_range");
-            graph_call([&] {
-              Graph timeline;  // the timeline alone: the nodes may not be wired yet
-              timeline.frame_start = r.first;
-              timeline.frame_end = r.second;
-              timeline.fps = g.graph().fps;
-              validate_graph(timeline, registry(), ValidateOptions{false});
-              g.graph().frame_start = r.first;
-              g.graph().frame_end = r.second;
-              g.edited();
-            });
-          })
+          [](PyGraph& g, std::pair<int, int> r) { g.set_timeline(r.first, r.second, g.graph().fps, "frame_range"); })
       .def_property(
           "fps", [](const PyGraph& g) { return g.graph().fps; },
-          [](PyGraph& g, double fps) {
-            g.not_cooking("fps");
-            graph_call([&] {
-              Graph timeline;
-              timeline.frame_start = g.graph().frame_start;
-              timeline.frame_end = g.graph().frame_end;
-              timeline.fps = fps;
-              validate_graph(timeline, registry(), ValidateOptions{false});
-              g.graph().fps = fps;
-              g.edited();
-            });
-          })
+          [](PyGraph& g, double fps) { g.set_timeline(g.graph().frame_start, g.graph().frame_end, fps, "fps"); })
       .def_property_readonly("source", [](const PyGraph& g) { return g.graph().source; })
       .def_property(
           "python_modules", [](const PyGraph& g) { return g.graph().python_modules; },

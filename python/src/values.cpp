@@ -51,6 +51,12 @@ py::array index_view(std::shared_ptr<const void> owner, const std::vector<std::a
 
 const void* attribute_address(const Points& p, const Points::Attribute& a) { return p.data(a); }
 
+std::vector<std::string> attribute_names(const PyPoints& p) {
+  std::vector<std::string> names;
+  for (const auto& a : p.points->attributes()) names.push_back(a.name);
+  return names;
+}
+
 py::array attribute_view(const std::shared_ptr<const Points>& p, const std::string& name) {
   const Points::Attribute* a = p->find(name);
   if (!a) {
@@ -253,19 +259,8 @@ Points(arrays, radius=0.0) builds points from a mapping of arrays ("P" required)
            }),
            py::arg("arrays"), py::arg("radius") = 0.0f)
       .def("__len__", [](const PyPoints& p) { return p.points->size(); })
-      .def("attributes",
-           [](const PyPoints& p) {
-             std::vector<std::string> names;
-             for (const auto& a : p.points->attributes()) names.push_back(a.name);
-             return names;
-           },
-           "The attribute names, in storage order.")
-      .def("keys",
-           [](const PyPoints& p) {
-             std::vector<std::string> names;
-             for (const auto& a : p.points->attributes()) names.push_back(a.name);
-             return names;
-           })
+      .def("attributes", &attribute_names, "The attribute names, in storage order.")
+      .def("keys", &attribute_names)
       .def("attribute_type",
            [](const PyPoints& p, const std::string& name) {
              const auto* a = p.points->find(name);

@@ -3,9 +3,9 @@
 #include "eddy/graph/asset.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -15,6 +15,7 @@
 #include "eddy/core/error.h"
 #include "eddy/graph/json.h"
 #include "eddy/graph/node.h"
+#include "eddy/graph/util.h"
 
 namespace eddy {
 
@@ -48,6 +49,22 @@ const json& array_of(const json& a, const char* key, const std::string& where) {
   return a[key];
 }
 
+// Calls f(entry, where) for each entry of the array a[key], each an object
+// holding only the keys given.
+template <class F>
+void each_entry(const json& a, const char* key, const std::string& w, std::initializer_list<const char*> keys, F&& f) {
+  const json& list = array_of(a, key, w);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string wi = w + "." + key + "[" + std::to_string(i) + "]";
+    const json& j = list[i];
+    if (!j.is_object()) throw Error(wi + ": expected an object, got " + j.dump());
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; }))
+        throw Error(wi + "." + it.key() + ": unknown key");
+    f(j, wi);
+  }
+}
+
 // The inner node `id` of the asset's graph and its spec, or an error naming `where`.
 std::pair<const GraphNode*, const NodeSpec*> inner(const Graph& g, const Registry& reg, const std::string& id,
                                                   const std::string& where) {
@@ -56,12 +73,8 @@ std::pair<const GraphNode*, const NodeSpec*> inner(const Graph& g, const Registr
   return {n, reg.find(n->type)};
 }
 
-std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& path, NodeSpec& spec) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open asset file (missing or unreadable)");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  json root = parse_json(ss.str(), path);
+std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& path, json root, NodeSpec& spec) {
+  // (root by value: the asset section is taken out before the rest is read as a graph)
   if (!root.is_object() || !root.contains("asset"))
     throw Error(path + ": no \"asset\" section (an asset is a graph file that declares one)");
   const json a = root["asset"];
@@ -79,33 +92,13 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
   for (const auto& [k, v] : a.items())
     if (k != "type" && k != "category" && k != "doc" && k != "inputs" && k != "outputs" && k != "params")
       throw Error(w + "." + k + ": unknown key (an asset has type, category, doc, inputs, outputs, params)");
-  auto known_keys = [](const json& j, std::initializer_list<const char*> keys, const std::string& where) {
-    if (!j.is_object()) return;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string k = it.key();
-      if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
-        throw Error(where + "." + k + ": unknown key");
-    }
-  };
-  for (const char* list : {"inputs", "outputs", "params"})
-    if (a.contains(list) && a[list].is_array())
-      for (std::size_t i = 0; i < a[list].size(); ++i) {
-        const std::string wl = w + "." + list + "[" + std::to_string(i) + "]";
-        if (list[0] == 'i') known_keys(a[list][i], {"name", "doc", "to", "optional"}, wl);
-        else if (list[0] == 'o') known_keys(a[list][i], {"name", "doc", "from"}, wl);
-        else known_keys(a[list][i], {"name", "doc", "drives", "min", "max", "default"}, wl);
-      }
   spec.type = text_of(a, "type", w, true);
   spec.category = text_of(a, "category", w, false);
   if (spec.category.empty()) spec.category = "Assets";
   spec.doc = text_of(a, "doc", w, false);
 
   std::set<std::pair<std::string, std::string>> fed;
-  const json& inputs = array_of(a, "inputs", w);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::string wi = w + ".inputs[" + std::to_string(i) + "]";
-    const json& ji = inputs[i];
-    if (!ji.is_object()) throw Error(wi + ": expected an object, got " + ji.dump());
+  each_entry(a, "inputs", w, {"name", "doc", "to", "optional"}, [&](const json& ji, const std::string& wi) {
     Asset::Input in{text_of(ji, "name", wi, true), {}};
     SocketSpec socket{in.name, "", text_of(ji, "doc", wi, false), true, true};
     const json& to = array_of(ji, "to", wi);
@@ -137,19 +130,15 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
     }
     spec.inputs.push_back(socket);
     asset->inputs.push_back(std::move(in));
-  }
+  });
   // Every required inner input is linked inside or fed by an input.
   for (const auto& n : g.nodes)
     for (const auto& s : reg.find(n.type)->inputs)
       if (!s.optional && g.links_into(n.id, s.name).empty() && !fed.count({n.id, s.name}))
         throw Error(w + ".inputs: nothing feeds the required input \"" + n.id + "." + s.name + "\" (" + s.type + ")");
 
-  const json& outputs = array_of(a, "outputs", w);
-  if (outputs.empty()) throw Error(w + ".outputs: an asset has at least one output");
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const std::string wi = w + ".outputs[" + std::to_string(i) + "]";
-    const json& jo = outputs[i];
-    if (!jo.is_object()) throw Error(wi + ": expected an object, got " + jo.dump());
+  if (array_of(a, "outputs", w).empty()) throw Error(w + ".outputs: an asset has at least one output");
+  each_entry(a, "outputs", w, {"name", "doc", "from"}, [&](const json& jo, const std::string& wi) {
     if (!jo.contains("from")) throw Error(wi + ".from: missing; expected \"node.output\"");
     const auto [node, sock] = endpoint(jo["from"], wi + ".from");
     const auto [n, s] = inner(g, reg, node, wi + ".from");
@@ -158,13 +147,10 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
     Asset::Output out{text_of(jo, "name", wi, true), node, sock};
     spec.outputs.push_back(SocketSpec{out.name, source->type, text_of(jo, "doc", wi, false), false, false});
     asset->outputs.push_back(std::move(out));
-  }
+  });
 
-  const json& params = array_of(a, "params", w);
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const std::string wi = w + ".params[" + std::to_string(i) + "]";
-    const json& jp = params[i];
-    if (!jp.is_object()) throw Error(wi + ": expected an object, got " + jp.dump());
+  each_entry(a, "params", w, {"name", "doc", "drives", "min", "max", "default"}, [&](const json& jp,
+                                                                                     const std::string& wi) {
     Asset::Promoted pr{text_of(jp, "name", wi, true), {}};
     const json& drives = array_of(jp, "drives", wi);
     if (drives.empty()) throw Error(wi + ".drives: expected the inner parameters it sets, [\"node.param\", ...]");
@@ -211,16 +197,18 @@ std::shared_ptr<const Asset> read_asset(const Registry& reg, const std::string& 
     if (jp.contains("default")) ps.default_value = parse_param_text(ps, jp["default"].dump(), wi + ".default");
     spec.params.push_back(std::move(ps));
     asset->params.push_back(std::move(pr));
-  }
+  });
   return asset;
 }
 
-// The asset of `node` when the expansion replaces it, else null.
-const Asset* expanded(const Graph& g, const Registry& reg, const std::string& node) {
-  const GraphNode* n = g.find(node);
+// The asset of a node when the expansion replaces it, else null.
+const Asset* expanded(const GraphNode* n, const Registry& reg) {
   if (!n || n->bypass) return nullptr;
   const NodeSpec* s = reg.find(n->type);
   return s ? s->asset.get() : nullptr;
+}
+const Asset* expanded(const Graph& g, const Registry& reg, const std::string& node) {
+  return expanded(g.find(node), reg);
 }
 
 // The inner inputs an asset node's input feeds, in the expanded graph.
@@ -247,7 +235,7 @@ std::pair<std::string, std::string> expanded_output_at(const Graph& g, const Reg
 
 void expand_into(const Graph& g, const Registry& reg, const std::string& prefix, Graph& out) {
   for (const auto& n : g.nodes) {
-    const Asset* a = expanded(g, reg, n.id);
+    const Asset* a = expanded(&n, reg);
     if (!a) {
       GraphNode copy = n;
       copy.id = prefix + n.id;
@@ -277,7 +265,7 @@ void expand_into(const Graph& g, const Registry& reg, const std::string& prefix,
 
 Graph expand_assets(const Graph& g, const Registry& reg) {
   bool any = false;
-  for (const auto& n : g.nodes) any = any || expanded(g, reg, n.id);
+  for (const auto& n : g.nodes) any = any || expanded(&n, reg);
   if (!any) return g;
   Graph out;
   out.frame_start = g.frame_start;
@@ -294,20 +282,36 @@ std::pair<std::string, std::string> expanded_output(const Graph& g, const Regist
   return expanded_output_at(g, reg, "", node, socket);
 }
 
-bool is_expanded_asset(const Graph& g, const Registry& reg, const std::string& node) {
-  return expanded(g, reg, node) != nullptr;
-}
+bool is_expanded_asset(const GraphNode& node, const Registry& reg) { return expanded(&node, reg) != nullptr; }
 
 // ---------------------------------------------------------------------------
 // Registry: asset files
 // ---------------------------------------------------------------------------
 
-void Registry::load_asset(const std::string& path) {
+namespace {
+json read_json_file(const std::string& path, const char* what) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open " + what + " (missing or unreadable)");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_json(ss.str(), path);
+}
+std::string canonical(const std::string& path) {
   std::error_code ec;
-  const std::string key = fs::weakly_canonical(fs::path(path), ec).string();
+  return fs::weakly_canonical(fs::path(path), ec).string();
+}
+}  // namespace
+
+void Registry::load_asset(const std::string& path) {
+  if (std::find(assets_.begin(), assets_.end(), canonical(path)) != assets_.end()) return;
+  register_asset(path, read_json_file(path, "asset file"));
+}
+
+void Registry::register_asset(const std::string& path, const nlohmann::json& root) {
+  const std::string key = canonical(path);
   if (std::find(assets_.begin(), assets_.end(), key) != assets_.end()) return;
   NodeSpec spec;
-  auto asset = read_asset(*this, path, spec);
+  auto asset = read_asset(*this, path, root, spec);
   // The first definition of an asset type loaded wins (the graph's own
   // folder is read before EDDY_ASSET_PATH), as Houdini prefers one
   // definition of a digital asset.
@@ -335,27 +339,24 @@ void Registry::load_asset(const std::string& path) {
 int Registry::load_assets_in(const std::string& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return 0;
-  std::vector<fs::path> files;
+  std::map<std::string, json> files;  // by path: name order
   for (const auto& e : fs::directory_iterator(folder, ec)) {
     const std::string name = e.path().filename().string();
     if (!e.is_regular_file() || name.size() < 10 || name.compare(name.size() - 10, 10, ".eddy.json") != 0) continue;
     // An asset file says so at its top; other graphs in the folder are not assets.
-    std::ifstream f(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    const json root = parse_json(ss.str(), e.path().string());  // a damaged file is reported, not passed over
-    if (root.is_object() && root.contains("asset")) files.push_back(e.path());
+    json root = read_json_file(e.path().string(), "graph file");  // a damaged file is reported, not passed over
+    if (root.is_object() && root.contains("asset")) files.emplace(e.path().string(), std::move(root));
   }
-  std::sort(files.begin(), files.end());
   const std::size_t before = assets_.size();
   // An asset may use another of the folder: load what can be loaded, until nothing more can.
-  std::vector<fs::path> pending = files;
+  std::vector<std::string> pending;
+  for (const auto& [p, root] : files) pending.push_back(p);
   while (!pending.empty()) {
-    std::vector<fs::path> failed;
+    std::vector<std::string> failed;
     std::vector<std::string> errors;
     for (const auto& p : pending) {
       try {
-        load_asset(p.string());
+        register_asset(p, files.at(p));
       } catch (const Error& e) {
         failed.push_back(p);
         errors.push_back(e.what());
@@ -375,24 +376,15 @@ int Registry::load_assets_in(const std::string& folder) {
 int Registry::load_default_assets(const std::string& graph_path) {
   int n = 0;
   if (!graph_path.empty()) n += load_assets_in((fs::absolute(fs::path(graph_path)).parent_path() / "assets").string());
-  if (const char* env = std::getenv("EDDY_ASSET_PATH")) {
-    std::string s = env;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-      const std::size_t end = std::min(s.find(':', start), s.size());
-      if (end > start) {
-        const std::string p = s.substr(start, end - start);
-        std::error_code ec;
-        if (fs::is_regular_file(p, ec)) {
-          load_asset(p);
-          ++n;
-        } else if (fs::is_directory(p, ec)) {
-          n += load_assets_in(p);
-        } else {
-          throw Error("EDDY_ASSET_PATH: \"" + p + "\" is neither an asset file nor a folder");
-        }
-      }
-      start = end + 1;
+  for (const auto& p : env_path_list("EDDY_ASSET_PATH")) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      load_asset(p);
+      ++n;
+    } else if (fs::is_directory(p, ec)) {
+      n += load_assets_in(p);
+    } else {
+      throw Error("EDDY_ASSET_PATH: \"" + p + "\" is neither an asset file nor a folder");
     }
   }
   return n;

@@ -38,6 +38,9 @@ void CookEngine::set_graph(Graph graph) {
   validate_graph(graph, registry_, ValidateOptions{false});
   graph_ = expand_assets(graph, registry_);
   user_ = std::move(graph);
+  asset_nodes_.clear();
+  for (const auto& n : user_.nodes)
+    if (is_expanded_asset(n, registry_)) asset_nodes_.insert(n.id);
   sig_memo_.clear();
   for (auto it = instances_.begin(); it != instances_.end();) {
     const GraphNode* n = graph_.find(it->first);
@@ -120,7 +123,7 @@ void CookEngine::evict() {
 
 bool CookEngine::is_cached(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  if (is_expanded_asset(user_, registry_, node)) {
+  if (asset_nodes_.count(node)) {
     for (const auto& o : registry_.find(user_.find(node)->type)->outputs)
       if (!is_cached(expanded_output(user_, registry_, node, o.name).first, frame)) return false;
     return true;
@@ -131,7 +134,7 @@ bool CookEngine::is_cached(const std::string& node, int frame) {
 
 std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  if (is_expanded_asset(user_, registry_, node)) {
+  if (asset_nodes_.count(node)) {
     // An asset node's outputs are its inner nodes' (the expansion cooks them).
     auto out = std::make_shared<Outputs>();
     for (const auto& o : registry_.find(user_.find(node)->type)->outputs) {

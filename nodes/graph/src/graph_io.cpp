@@ -498,7 +498,7 @@ void validate_graph(const Graph& g, const Registry& reg, const ValidateOptions& 
   // Asset nodes: their contents, as they will cook (the inner nodes' values,
   // animations and checks, with the asset node's promoted values set).
   if (!opt.expanded && std::any_of(g.nodes.begin(), g.nodes.end(),
-                                   [&](const GraphNode& n) { return is_expanded_asset(g, reg, n.id); })) {
+                                   [&](const GraphNode& n) { return is_expanded_asset(n, reg); })) {
     ValidateOptions inner = opt;
     inner.expanded = true;
     validate_graph(expand_assets(g, reg), reg, inner);

@@ -138,15 +138,7 @@ void Registry::load_plugin(const std::string& path) {
 
 int Registry::load_default_plugins(const std::string& exe_path) {
   std::vector<fs::path> places;
-  if (const char* env = std::getenv("EDDY_PLUGIN_PATH")) {
-    std::string s = env;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-      const std::size_t end = std::min(s.find(':', start), s.size());
-      if (end > start) places.emplace_back(s.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  for (const auto& p : env_path_list("EDDY_PLUGIN_PATH")) places.emplace_back(p);
   std::error_code ec;
   const fs::path exe = fs::weakly_canonical(fs::path(exe_path), ec);
   if (!exe.empty()) {

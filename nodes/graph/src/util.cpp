@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -76,6 +77,20 @@ Hasher& Hasher::bytes(const void* p, std::size_t n) {
     h *= 1099511628211ull;
   }
   return *this;
+}
+
+std::vector<std::string> env_path_list(const char* name) {
+  std::vector<std::string> out;
+  const char* env = std::getenv(name);
+  if (!env) return out;
+  const std::string s = env;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = std::min(s.find(':', start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace eddy

@@ -51,7 +51,7 @@ std::pair<std::string, std::string> expanded_output(const Graph& g, const Regist
 // The node of the graph as given that an expanded node id belongs to: the
 // asset node "surf" for "surf/liquid" (itself for a plain id).
 inline std::string outer_node(const std::string& expanded_id) { return expanded_id.substr(0, expanded_id.find('/')); }
-// Whether `node` of `g` is an asset node the expansion replaces.
-bool is_expanded_asset(const Graph& g, const Registry& registry, const std::string& node);
+// Whether `node` is an asset node the expansion replaces (not bypassed).
+bool is_expanded_asset(const GraphNode& node, const Registry& registry);
 
 }  // namespace eddy

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,7 @@ class CookEngine {
   const Registry& registry_;
   Graph user_;   // as given
   Graph graph_;  // asset nodes expanded into their contents: what cooks
+  std::set<std::string, std::less<>> asset_nodes_;  // the ids of user_'s expanded asset nodes
   CookOptions options_;
   CookObserver* observer_ = nullptr;
   std::atomic<bool> cancel_{false};

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -66,6 +67,8 @@ class Registry {
   std::map<std::string, std::string, std::less<>> origin_;  // type -> plug-in that registered it
   std::vector<std::string> plugins_;
   std::vector<std::string> assets_;  // asset files loaded (canonical paths)
+  // Registers the asset of file `path`, its JSON read already.
+  void register_asset(const std::string& path, const nlohmann::json& root);
   std::string loading_;  // plug-in being loaded, for messages
 };
 

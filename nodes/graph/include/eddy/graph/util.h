@@ -16,6 +16,9 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 
 // Whether the pattern contains a frame token ($F, $F2..$F9, ${F}).
 bool has_frame_token(std::string_view pattern);
+// The entries of a ':'-separated search path (EDDY_PLUGIN_PATH,
+// EDDY_ASSET_PATH) held by environment variable `name`; none when unset.
+std::vector<std::string> env_path_list(const char* name);
 // Expands $F / $Fn (zero-padded to n digits) and $OS (node id).
 std::string expand_path_tokens(std::string_view pattern, int frame, std::string_view node_id);
 
