@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -84,6 +85,14 @@ class Progress final : public CookObserver {
   void finish() {
     if (tty_) std::fprintf(stderr, "\r\033[2K");
   }
+  void skipped(int f) {
+    ++done_;
+    if (!quiet_) {
+      if (tty_) std::fprintf(stderr, "\r\033[2K");
+      std::fprintf(stderr, "frame %d done before (its marker matches): skipped (%d of %d)\n", f, done_, total());
+    }
+    redraw("");
+  }
   void node_progress(const std::string& node, int frame, double, const std::string& message) override {
     if (tty_) redraw(node + " frame " + std::to_string(frame) + " " + message);
   }
@@ -91,6 +100,12 @@ class Progress final : public CookObserver {
     if (quiet_) return;
     if (tty_) std::fprintf(stderr, "\r\033[2K");
     std::fprintf(stderr, "  frame %d %s: %s\n", frame, node.c_str(), message.c_str());
+    redraw("");
+  }
+  void node_restored(const std::string& node, int frame) override {
+    if (quiet_) return;
+    if (tty_) std::fprintf(stderr, "\r\033[2K");
+    std::fprintf(stderr, "  frame %d %s: taken from its checkpoint\n", frame, node.c_str());
     redraw("");
   }
   // Warnings show even when quiet.
@@ -123,6 +138,54 @@ class Progress final : public CookObserver {
   std::chrono::steady_clock::time_point start_, frame_start_;
 };
 
+// The nodes a part cooks at each frame: the output nodes of the expanded
+// graph, or (sim) its stateful nodes, upstream first.
+std::vector<std::string> part_targets(const CookEngine& e, const Registry& r, const std::string& part) {
+  const Graph& g = e.expanded_graph();
+  if (part != "sim") return g.terminal_nodes();
+  std::vector<std::string> out;
+  for (const auto& id : g.topological_order())
+    if (r.find(g.find(id)->type)->stateful) out.push_back(id);
+  return out;
+}
+
+// "shot" for ".../shot.eddy.json".
+std::string graph_stem(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  for (const char* ext : {".eddy.json", ".json"})
+    if (name.size() > std::strlen(ext) && name.ends_with(ext)) return name.substr(0, name.size() - std::strlen(ext));
+  return name;
+}
+
+// A frame's marker under OUT/.eddy/done (--skip-done): written once the
+// part's nodes have cooked the frame, holding the hash of their output
+// signatures, so a marker of another graph or other parameters is not taken.
+class DoneMarker {
+ public:
+  DoneMarker(const RunOptions& o, CookEngine& e, const std::vector<std::string>& targets, int frame) {
+    Hasher h;
+    h.str(o.part);
+    for (const std::string& id : targets) h.str(id).pod(e.output_signature(id, frame));
+    char name[32];
+    std::snprintf(name, sizeof name, ".%s.%04d", o.part.c_str(), frame);
+    path_ = (fs::path(o.out_dir) / ".eddy" / "done" / (graph_stem(o.graph) + name)).string();
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.h));
+    text_ = std::string(hex) + "\n";
+  }
+  bool done() const {
+    std::error_code ec;
+    return fs::is_regular_file(path_, ec) && read_file(path_, "marker") == text_;
+  }
+  void write() const {
+    fs::create_directories(fs::path(path_).parent_path());
+    write_file_atomic(path_, text_);
+  }
+
+ private:
+  std::string path_, text_;
+};
+
 void print_summary(const CookEngine& e, double wall) {
   std::printf("\n%-20s %-18s %6s %10s %10s %12s\n", "node", "type", "cooks", "total s", "mean ms", "peak output");
   for (const auto& id : e.expanded_graph().topological_order()) {
@@ -149,10 +212,15 @@ int run(Registry& registry, const RunOptions& o) {
   }
   check_output_dir(o.out_dir);
 
+  if (o.part != "all" && o.checkpoints.empty())
+    throw Error("--part " + o.part + ": the simulation's frames pass between parts as checkpoints: give --checkpoints DIR");
   CookOptions opts;
   opts.output_dir = o.out_dir;
   opts.threads = o.threads;
+  opts.checkpoint_dir = o.checkpoints;
+  opts.cook_stateful = o.part != "post";
   CookEngine engine(registry, std::move(g), opts);
+  const std::vector<std::string> targets = part_targets(engine, registry, o.part);
   Progress progress(first, last, o.quiet);
   engine.set_observer(&progress);
   g_engine = &engine;
@@ -161,7 +229,13 @@ int run(Registry& registry, const RunOptions& o) {
   try {
     for (int f = first; f <= last; ++f) {
       progress.begin_frame(f);
-      engine.cook_frame(f);
+      const DoneMarker marker(o, engine, targets, f);
+      if (o.skip_done && marker.done()) {
+        progress.skipped(f);
+        continue;
+      }
+      for (const std::string& id : targets) engine.cook(id, f);
+      if (o.skip_done) marker.write();
       progress.end_frame(f);
     }
   } catch (const Cancelled&) {

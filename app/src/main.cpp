@@ -1,5 +1,6 @@
 // eddy: cook saved graphs headless, list node types, validate graphs.
 //   eddy run GRAPH [--frames A-B] [--out DIR] [--set NODE.PARAM=VALUE ...] [--threads N]
+//            [--checkpoints DIR] [--part all|sim|post] [--skip-done]
 //   eddy nodes [TYPE] [--json]
 //   eddy validate GRAPH
 //   eddy serve [--port P] [--graph FILE] [--root DIR] [--out DIR] [--static DIR] [--no-token]
@@ -38,6 +39,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run.overrides, "Override a parameter: NODE.PARAM=VALUE (repeatable)");
   run_cmd->add_option("--threads", run.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
   run_cmd->add_flag("--quiet", run.quiet, "Print only errors and the summary");
+  run_cmd->add_option("--checkpoints", run.checkpoints,
+                      "Folder where stateful nodes keep a checkpoint of every frame, and resume from one");
+  run_cmd->add_option("--part", run.part,
+                      "What cooks: all (the output nodes), sim (the stateful nodes only), post (the output nodes, "
+                      "with the stateful ones taken from their checkpoints)")
+      ->check(CLI::IsMember({"all", "sim", "post"}))
+      ->default_val("all");
+  run_cmd->add_flag("--skip-done", run.skip_done,
+                    "Skip the frames a run of the same part and graph finished before (their markers under "
+                    "OUT/.eddy/done)");
 
   std::string node_type;
   bool nodes_json = false;

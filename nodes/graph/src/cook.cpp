@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "eddy/graph/asset.h"
+#include "eddy/graph/checkpoint.h"
 #include "eddy/graph/util.h"
 
 namespace eddy {
@@ -153,15 +154,37 @@ std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int fra
     return hit;
   }
   if (!spec.stateful || gn->bypass) return cook_once(*gn, spec, frame, nullptr, sig);
-  // Resume from the latest cached frame of this node, or from the start.
+  if (auto saved = restore(node, frame)) return saved;
+  if (!options_.cook_stateful)
+    throw NodeError(node, frame,
+                    "node '" + node + "' (" + gn->type + "), frame " + std::to_string(frame) + ": no checkpoint in " +
+                        (options_.checkpoint_dir.empty() ? std::string("(no checkpoint folder)") : options_.checkpoint_dir) +
+                        " (the simulation has not reached this frame: cook it first)");
+  // Resume from the latest cached (or checkpointed) frame of this node, or from the start.
   int k = frame;
   std::shared_ptr<const Outputs> prev;
   while (k > graph_.frame_start) {
-    if ((prev = lookup(node, signature(node, k - 1)))) break;
+    if ((prev = lookup(node, signature(node, k - 1))) || (prev = restore(node, k - 1))) break;
     --k;
   }
   for (int f = k; f <= frame; ++f) prev = cook_once(*gn, spec, f, prev.get(), signature(node, f));
   return prev;
+}
+
+uint64_t CookEngine::output_signature(const std::string& node, int frame) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (!graph_.find(node)) throw Error("no node '" + node + "' in the graph");
+  return signature(node, frame);
+}
+
+std::shared_ptr<const Outputs> CookEngine::restore(const std::string& node, int frame) {
+  if (options_.checkpoint_dir.empty()) return nullptr;
+  const uint64_t sig = signature(node, frame);
+  auto out = read_checkpoint(options_.checkpoint_dir, node, frame, sig);
+  if (!out) return nullptr;
+  store(node, sig, out);
+  if (observer_) observer_->node_restored(node, frame);
+  return out;
 }
 
 std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const NodeSpec& spec, int frame,
@@ -251,6 +274,11 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
   st.peak_bytes = std::max(st.peak_bytes, bytes);
   std::shared_ptr<const Outputs> result = out;
   store(gn.id, sig, result);
+  if (spec.stateful && !options_.checkpoint_dir.empty()) {
+    if (checkpointable(*result)) write_checkpoint(options_.checkpoint_dir, gn.id, frame, sig, *result);
+    else if (observer_ && frame == graph_.frame_start)
+      observer_->node_warning(gn.id, frame, "an output of a type no checkpoint holds: this node keeps none");
+  }
   if (observer_) observer_->node_finished(gn.id, frame, secs, bytes);
   return result;
 }

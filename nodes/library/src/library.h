@@ -147,14 +147,18 @@ struct SolverState<Bodies> {
   static std::shared_ptr<const Bodies> start(const CookContext& ctx);
 };
 
-// The skeleton of every stateful solver node: restart or resume, advance one
-// frame, report, store. Frame f continues from the node's own output at
-// f - 1. The solver object (scratch arrays, grids) is kept between frames,
-// made anew when the parameters change or a frame does not continue from its
-// last output (a resume from a cached frame, a change upstream), and dropped
-// when a frame fails or is cancelled (its state would be mid-step). A solver
-// node supplies make_solver and advance, and load or store where it does
-// more than the solver's own.
+// The skeleton of every stateful solver node: load, advance one frame,
+// report, store. Frame f continues from the node's own output at f - 1, and
+// that output is the whole state: every frame starts by loading it, whether
+// it was cooked just before, taken from the cache or read from a checkpoint
+// on disk, so a run resumed at any frame (another process, another machine)
+// is bit for bit the run that never stopped. What a solver keeps between
+// steps and not in its output (warm starts, the particle order's age) starts
+// afresh at each frame. The solver object (scratch arrays, grids, factored
+// matrices) is kept between frames, made anew when the parameters change,
+// and dropped when a frame fails or is cancelled (its state would be
+// mid-step). A solver node supplies make_solver and advance, and load or
+// store where it does more than the solver's own.
 template <class Solver, class State = Points>
 class SolverNode : public Node {
  public:
@@ -162,23 +166,23 @@ class SolverNode : public Node {
     try {
       const std::shared_ptr<const State> from = SolverState<State>::start(ctx);
       const std::vector<Collider> colliders = input_colliders(ctx);
-      const bool restart = must_restart(ctx, from);
-      if (restart) {
+      const bool fresh = must_remake(ctx);
+      if (fresh) {
         release();
         solver_ = make_solver(ctx);
       }
-      meet(ctx, restart, colliders);  // first: loading looks at them (wall density, speed estimate)
+      meet(ctx, colliders);  // first: loading looks at them (wall density, speed estimate)
       solver_->set_force_fields(input_force_fields(ctx));
-      if (restart) load(ctx, *from);
-      if (ctx.previous()) {
-        // Sources and sinks change the particles between frames: the state
-        // goes out, takes them, and is loaded again (only when they changed
-        // it: a load drops the solver's warm starts).
-        if constexpr (requires(Points& p) { SolverState<State>::replenish(ctx, p); }) {
-          Points now;
-          store(ctx, now);
-          if (SolverState<State>::replenish(ctx, now)) load(ctx, now);
+      // Sources and sinks change the particles between frames.
+      std::shared_ptr<const State> start = from;
+      if constexpr (requires(Points& p) { SolverState<State>::replenish(ctx, p); }) {
+        if (ctx.previous()) {
+          auto now = std::make_shared<State>(*from);
+          if (SolverState<State>::replenish(ctx, *now)) start = now;
         }
+      }
+      load(ctx, *start);
+      if (ctx.previous()) {
         // Animated parameters, taken at each step's time (specs with steps_animations).
         if (ctx.spec().steps_animations && !ctx.animations().empty())
           solver_->set_schedule([this, &ctx](double t) {
@@ -191,23 +195,20 @@ class SolverNode : public Node {
       }
       auto out = std::make_shared<State>();
       store(ctx, *out);
-      last_ = out;
       ctx.output_shared<State>(SolverState<State>::socket, out);
       finish(ctx);
     } catch (...) {
       ctx.set_eval_frame(std::numeric_limits<double>::quiet_NaN());
       release();
       solver_.reset();
-      last_.reset();
       throw;
     }
   }
 
  protected:
   // Gives the solver the frame's colliders (a node stepping bodies with its
-  // liquid adds them, CoupledBodies); `restarted`: the solver is new.
-  virtual void meet(CookContext&, bool restarted, const std::vector<Collider>& colliders) {
-    (void)restarted;
+  // liquid adds them, CoupledBodies).
+  virtual void meet(CookContext&, const std::vector<Collider>& colliders) {
     solver_->set_colliders(colliders);
   }
   // Lets go of what holds on to the solver, before it is replaced.
@@ -236,15 +237,14 @@ class SolverNode : public Node {
   std::unique_ptr<Solver> solver_;
 
  private:
-  // True when the solver must be made anew to continue from `from`.
-  bool must_restart(const CookContext& ctx, const std::shared_ptr<const State>& from) {
+  // True when the solver must be made anew: none yet, or other parameters.
+  bool must_remake(const CookContext& ctx) {
     const uint64_t sig = params_signature(ctx);
-    const bool fresh = !solver_ || sig != params_sig_ || from != last_;
+    const bool fresh = !solver_ || sig != params_sig_;
     params_sig_ = sig;
     return fresh;
   }
 
-  std::shared_ptr<const State> last_;
   uint64_t params_sig_ = 0;
 };
 
@@ -259,9 +259,9 @@ class CoupledBodies {
   // The spec's `bodies` input, output and the bodies' parameters; `what`
   // the solver's matter in their docs.
   static NodeSpec& spec(NodeSpec& s, const std::string& what = "liquid");
-  // The liquid's colliders for the frame (and, linked, the coupling made or
-  // kept); `gravity` is the liquid's.
-  void meet(CookContext& ctx, SolverBase& liquid, bool restarted, const std::vector<Collider>& colliders,
+  // The liquid's colliders for the frame (and, linked, the coupling, made
+  // anew from the bodies of the frame before); `gravity` is the liquid's.
+  void meet(CookContext& ctx, SolverBase& liquid, const std::vector<Collider>& colliders,
             const Vec3f& gravity);
   void release() { coupling_.reset(); }
   bool linked() const { return coupling_ != nullptr; }
@@ -284,8 +284,8 @@ class CoupledBodies {
 template <class Solver>
 class LiquidSolverNode : public SolverNode<Solver> {
  protected:
-  void meet(CookContext& ctx, bool restarted, const std::vector<Collider>& colliders) override {
-    bodies_.meet(ctx, *this->solver_, restarted, colliders, this->solver_->params().gravity);
+  void meet(CookContext& ctx, const std::vector<Collider>& colliders) override {
+    bodies_.meet(ctx, *this->solver_, colliders, this->solver_->params().gravity);
   }
   void release() override { bodies_.release(); }
   void finish(CookContext& ctx) override { bodies_.output(ctx); }

@@ -36,22 +36,19 @@ NodeSpec& CoupledBodies::spec(NodeSpec& s, const std::string& what) {
   return s;
 }
 
-void CoupledBodies::meet(CookContext& ctx, SolverBase& liquid, bool restarted, const std::vector<Collider>& colliders,
+void CoupledBodies::meet(CookContext& ctx, SolverBase& liquid, const std::vector<Collider>& colliders,
                          const Vec3f& gravity) {
   if (ctx.input_count("bodies") == 0) {
     coupling_.reset();
     liquid.set_colliders(colliders);
     return;
   }
-  if (restarted || !coupling_) {
-    coupling_.reset();
-    RigidParams p;
-    p.gravity = gravity;
-    p.time_step = float(ctx.param_float("body_time_step"));
-    coupling_ = std::make_unique<BodyCoupling>(liquid, p, *SolverState<Bodies>::start(ctx), colliders);
-  } else {
-    coupling_->set_colliders(colliders);
-  }
+  // Made anew each frame from the bodies of the frame before (the whole state, as the liquid's).
+  coupling_.reset();
+  RigidParams p;
+  p.gravity = gravity;
+  p.time_step = float(ctx.param_float("body_time_step"));
+  coupling_ = std::make_unique<BodyCoupling>(liquid, p, *SolverState<Bodies>::start(ctx), colliders);
   // Where the frame starts (the liquid's load looks at its colliders there).
   const int f = ctx.previous() ? ctx.frame() - 1 : ctx.frame();
   coupling_->place((f - ctx.start_frame()) / ctx.fps());

@@ -126,8 +126,8 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
   // The scene's colliders, and linked rigid bodies stepped two ways with the
   // soft bodies (CoupledBodies: they are colliders of the soft bodies in
   // each step, and take back the impulses their surfaces gave).
-  void meet(CookContext& ctx, bool restarted, const std::vector<Collider>& colliders) override {
-    bodies_.meet(ctx, *solver_, restarted, colliders, solver_->params().gravity);
+  void meet(CookContext& ctx, const std::vector<Collider>& colliders) override {
+    bodies_.meet(ctx, *solver_, colliders, solver_->params().gravity);
     solver_->set_attach_colliders(input_colliders(ctx, "attach"));
   }
   void release() override { bodies_.release(); }

@@ -145,4 +145,52 @@ TEST_F(FaultTest, KilledMidCookLeavesCompleteFilesAndARerunResumes) {
   }
 }
 
+// The farm's parts (docs/farm.md): the simulation cooked in chunks of
+// frames by separate processes, each resuming from the checkpoint the one
+// before left, then everything downstream in chunks of its own, writes the
+// files of one uninterrupted run; a rerun with --skip-done cooks nothing.
+TEST_F(FaultTest, ASimulationInChunksThenItsDownstreamWriteTheFilesOfOneRun) {
+  const std::string g = write("g.eddy.json", kGraph);
+  const fs::path ref = dir / "ref", farm = dir / "farm";
+  auto r = eddy("run " + g + " --threads 2 --frames 1-6 --out " + ref.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string common = "run " + g + " --threads 2 --skip-done --out " + farm.string() + " --checkpoints " +
+                             (dir / "ck").string();
+  // Downstream before the simulation reached its frames: an error naming what is missing.
+  r = eddy(common + " --part post --frames 1-2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("node 'solver' (PBFSolver), frame 1: no checkpoint in"), std::string::npos) << r.output;
+  for (const char* frames : {"1-3", "4-6"}) {
+    r = eddy(common + " --part sim --frames " + frames);
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  EXPECT_NE(r.output.find("frame 3 solver: taken from its checkpoint"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("frame 2 solver"), std::string::npos) << "frames 1-2 cooked again:\n" << r.output;
+  for (const char* frames : {"4-6", "1-3"}) {
+    r = eddy(common + " --part post --frames " + frames);
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  std::vector<std::string> written;
+  for (const auto& f : final_files(farm))
+    if (f.rfind(".eddy/", 0) != 0) written.push_back(f);
+  EXPECT_EQ(written, final_files(ref));
+  for (const auto& f : final_files(ref))
+    if (fs::path(f).extension() != ".vdb") EXPECT_EQ(bytes_of(farm / f), bytes_of(ref / f)) << f;
+  r = eddy(common + " --part post --frames 1-6");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("frame 6 done before (its marker matches): skipped (6 of 6)"), std::string::npos) << r.output;
+  // Another parameter: other signatures, so the markers and checkpoints do not count.
+  r = eddy(common + " --part post --frames 1-2 --set liquid.Dx=0.006");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("skipped"), std::string::npos) << r.output;
+  r = eddy(common + " --part sim --frames 1 --set solver.gravity=[0,-5,0]");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("taken from its checkpoint"), std::string::npos) << r.output;
+  // Parts other than all pass frames as checkpoints: without a folder, an error.
+  r = eddy("run " + g + " --part sim --out " + farm.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--part sim: the simulation's frames pass between parts as checkpoints"), std::string::npos)
+      << r.output;
+}
+
 }  // namespace

@@ -43,12 +43,20 @@ class CookObserver {
   }
   virtual void node_finished(const std::string& node, int frame, double seconds, std::size_t bytes) {}
   virtual void node_cached(const std::string& node, int frame) {}
+  // A stateful node's outputs read from its checkpoint (CookOptions::checkpoint_dir).
+  virtual void node_restored(const std::string& node, int frame) { node_cached(node, frame); }
 };
 
 struct CookOptions {
   std::string output_dir = "out";  // where relative output paths resolve
   int threads = 0;                 // 0: all
   std::size_t cache_bytes = std::size_t(4) << 30;
+  // Where stateful nodes keep a checkpoint of every frame they cook, and
+  // where a cook looks for one before cooking (checkpoint.h); empty: none.
+  std::string checkpoint_dir;
+  // False: stateful nodes are only taken from their checkpoints, never
+  // cooked (a farm's downstream tasks); a missing one is an error naming it.
+  bool cook_stateful = true;
 };
 
 struct NodeCookStats {
@@ -85,6 +93,10 @@ class CookEngine {
 
   // Whether node's outputs at frame are in the cache.
   bool is_cached(const std::string& node, int frame);
+  // The hash of everything node's outputs at frame depend on (its type,
+  // parameters, inputs and, stateful, the frames before): equal across
+  // processes for the same graph. `node` names a node of the expanded graph.
+  uint64_t output_signature(const std::string& node, int frame);
   const std::map<std::string, NodeCookStats>& stats() const { return stats_; }
   std::size_t cache_bytes() const { return cache_used_; }
   const CookOptions& options() const { return options_; }
@@ -104,6 +116,9 @@ class CookEngine {
                                            const Outputs* previous, uint64_t sig);
   void store(const std::string& node, uint64_t sig, std::shared_ptr<const Outputs> out);
   std::shared_ptr<const Outputs> lookup(const std::string& node, uint64_t sig);
+  // A stateful node's outputs at frame from its checkpoint (kept in the
+  // cache), or null.
+  std::shared_ptr<const Outputs> restore(const std::string& node, int frame);
   void evict();
   int clamp_frame(const NodeSpec& spec, int frame) const;
 

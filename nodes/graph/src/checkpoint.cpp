@@ -1,0 +1,342 @@
+// Checkpoints of stateful nodes (checkpoint.h): the format and its types.
+#include "eddy/graph/checkpoint.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <type_traits>
+
+#include "eddy/core/io.h"
+#include "eddy/graph/bodies_value.h"
+#include "eddy/graph/soft_value.h"
+
+namespace eddy {
+namespace {
+
+constexpr char kMagic[] = "EDDYSTATE\n";
+constexpr uint32_t kVersion = 1;
+
+// Appends plain values, strings and arrays to a byte string.
+struct Writer {
+  std::string out;
+  template <class T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void str(const std::string& s) {
+    pod(uint64_t(s.size()));
+    out += s;
+  }
+  template <class T>
+  void array(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    pod(uint64_t(v.size()));
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void vec3d(const std::vector<Vec3d>& v) {
+    pod(uint64_t(v.size()));
+    for (const Vec3d& x : v) pod(std::array<double, 3>{x.x(), x.y(), x.z()});
+  }
+};
+
+// Reads them back; a short or inconsistent file is an eddy::Error naming it.
+struct Reader {
+  const std::string& in;
+  const std::string& path;
+  std::size_t at = 0;
+  [[noreturn]] void damaged(const std::string& what) const {
+    throw Error(path + ": damaged checkpoint (" + what + " at byte " + std::to_string(at) + ")");
+  }
+  void take(void* p, std::size_t n) {
+    if (n > in.size() - at) damaged("ends early");
+    std::memcpy(p, in.data() + at, n);
+    at += n;
+  }
+  template <class T>
+  T pod() {
+    T v;
+    take(&v, sizeof(T));
+    return v;
+  }
+  uint64_t count(std::size_t element) {
+    const auto n = pod<uint64_t>();
+    if (element && n > (in.size() - at) / element) damaged("a count larger than the file");
+    return n;
+  }
+  std::string str() {
+    std::string s(count(1), '\0');
+    take(s.data(), s.size());
+    return s;
+  }
+  template <class T>
+  std::vector<T> array() {
+    std::vector<T> v(count(sizeof(T)));
+    take(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  std::vector<Vec3d> vec3d() {
+    std::vector<Vec3d> v(count(24));
+    for (Vec3d& x : v) {
+      const auto a = pod<std::array<double, 3>>();
+      x = Vec3d(a[0], a[1], a[2]);
+    }
+    return v;
+  }
+};
+
+// A new field in one of these structs must be saved and loaded below: the
+// sizes stand guard (on the platform they were counted on).
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+static_assert(sizeof(Mesh) == 5 * 24, "Mesh changed: save the new field in its checkpoint");
+static_assert(sizeof(Bodies) == 9 * 24, "Bodies changed: save the new field in its checkpoint");
+static_assert(sizeof(BodyGeometry) == 8 + 5 * 8, "BodyGeometry changed: save the new field in its checkpoint");
+static_assert(sizeof(SoftBodies) == 14 * 24 + sizeof(Mesh), "SoftBodies changed: save the new field in its checkpoint");
+static_assert(sizeof(SoftObject) == 32 + sizeof(SoftMaterial) + 8 + 32, "SoftObject changed: save it in its checkpoint");
+static_assert(sizeof(SoftMaterial) == 8 * 8, "SoftMaterial changed: save the new field in its checkpoint");
+#endif
+
+void save(Writer& w, const Points& p) {
+  w.pod(p.radius);
+  w.pod(uint64_t(p.size()));
+  w.pod(uint32_t(p.attributes().size()));
+  for (const auto& a : p.attributes()) {
+    w.str(a.name);
+    w.pod(uint8_t(a.type));
+    w.out.append(static_cast<const char*>(p.data(a)), p.size() * attrib_size(a.type));
+  }
+}
+
+Points load_points(Reader& r) {
+  const auto radius = r.pod<float>();
+  Points p(r.count(12));  // at least P per point
+  p.radius = radius;
+  const auto n = r.pod<uint32_t>();
+  for (uint32_t k = 0; k < n; ++k) {
+    const std::string name = r.str();
+    const auto type = r.pod<uint8_t>();
+    if (type > uint8_t(AttribType::Vec3)) r.damaged("an attribute of unknown type");
+    p.add(name, AttribType(type));
+    r.take(p.data(*p.find(name)), p.size() * attrib_size(AttribType(type)));
+  }
+  return p;
+}
+
+void save(Writer& w, const Mesh& m) {
+  w.array(m.points);
+  w.array(m.triangles);
+  w.array(m.quads);
+  w.array(m.normals);
+  w.array(m.velocities);
+}
+
+Mesh load_mesh(Reader& r) {
+  Mesh m;
+  m.points = r.array<Vec3f>();
+  m.triangles = r.array<std::array<int32_t, 3>>();
+  m.quads = r.array<std::array<int32_t, 4>>();
+  m.normals = r.array<Vec3f>();
+  m.velocities = r.array<Vec3f>();
+  return m;
+}
+
+void save(Writer& w, const Bodies& b) {
+  w.pod(uint64_t(b.size()));
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    w.str(b.name[i]);
+    const BodyGeometry& g = b.geometry[i];
+    w.pod(int32_t(g.shape));
+    w.pod(std::array<double, 5>{g.half.x(), g.half.y(), g.half.z(), g.radius, g.half_height});
+  }
+  w.array(b.mass);
+  w.vec3d(b.inertia);
+  w.array(b.friction);
+  w.vec3d(b.x);
+  w.pod(uint64_t(b.q.size()));
+  for (const Quatd& q : b.q) w.pod(std::array<double, 4>{q.w(), q.x(), q.y(), q.z()});
+  w.vec3d(b.v);
+  w.vec3d(b.w);
+}
+
+Bodies load_bodies(Reader& r) {
+  Bodies b;
+  const uint64_t n = r.count(8 + 4 + 40);
+  for (uint64_t i = 0; i < n; ++i) {
+    b.name.push_back(r.str());
+    BodyGeometry g;
+    const auto shape = r.pod<int32_t>();
+    if (shape < 0 || shape > int32_t(BodyShape::Capsule)) r.damaged("a body of unknown shape");
+    g.shape = BodyShape(shape);
+    const auto d = r.pod<std::array<double, 5>>();
+    g.half = Vec3d(d[0], d[1], d[2]);
+    g.radius = d[3];
+    g.half_height = d[4];
+    b.geometry.push_back(g);
+  }
+  b.mass = r.array<double>();
+  b.inertia = r.vec3d();
+  b.friction = r.array<double>();
+  b.x = r.vec3d();
+  b.q.resize(r.count(32));
+  for (Quatd& q : b.q) {
+    const auto a = r.pod<std::array<double, 4>>();
+    q = Quatd(a[0], a[1], a[2], a[3]);
+  }
+  b.v = r.vec3d();
+  b.w = r.vec3d();
+  for (std::size_t k : {b.mass.size(), b.inertia.size(), b.friction.size(), b.x.size(), b.q.size(), b.v.size(), b.w.size()})
+    if (k != n) r.damaged("bodies' arrays of different lengths");
+  return b;
+}
+
+void save(Writer& w, const SoftBodies& s) {
+  w.pod(uint64_t(s.objects.size()));
+  for (const SoftObject& o : s.objects) {
+    w.str(o.name);
+    w.pod(o.material);
+    w.pod(uint8_t(o.cloth));
+    w.pod(std::array<uint32_t, 8>{o.node_begin, o.node_end, o.tet_begin, o.tet_end, o.tri_begin, o.tri_end,
+                                  o.surface_point_begin, o.surface_point_end});
+  }
+  w.vec3d(s.x);
+  w.vec3d(s.v);
+  w.vec3d(s.rest);
+  w.array(s.mass);
+  w.array(s.pinned);
+  w.array(s.touches);
+  w.vec3d(s.pin_target);
+  w.array(s.attach);
+  w.vec3d(s.attach_local);
+  w.array(s.tets);
+  w.array(s.tris);
+  save(w, s.surface);
+  w.array(s.embed_node);
+  w.array(s.embed_weight);
+}
+
+SoftBodies load_soft(Reader& r) {
+  SoftBodies s;
+  s.objects.resize(r.count(8 + sizeof(SoftMaterial) + 1 + 32));
+  for (SoftObject& o : s.objects) {
+    o.name = r.str();
+    o.material = r.pod<SoftMaterial>();
+    o.cloth = r.pod<uint8_t>() != 0;
+    const auto k = r.pod<std::array<uint32_t, 8>>();
+    o.node_begin = k[0], o.node_end = k[1], o.tet_begin = k[2], o.tet_end = k[3];
+    o.tri_begin = k[4], o.tri_end = k[5], o.surface_point_begin = k[6], o.surface_point_end = k[7];
+  }
+  s.x = r.vec3d();
+  s.v = r.vec3d();
+  s.rest = r.vec3d();
+  s.mass = r.array<double>();
+  s.pinned = r.array<uint8_t>();
+  s.touches = r.array<uint8_t>();
+  s.pin_target = r.vec3d();
+  s.attach = r.array<int32_t>();
+  s.attach_local = r.vec3d();
+  s.tets = r.array<std::array<int32_t, 4>>();
+  s.tris = r.array<std::array<int32_t, 3>>();
+  s.surface = load_mesh(r);
+  s.embed_node = r.array<std::array<int32_t, 4>>();
+  s.embed_weight = r.array<std::array<double, 4>>();
+  const std::size_t n = s.x.size();
+  for (std::size_t k : {s.v.size(), s.rest.size(), s.mass.size(), s.pinned.size(), s.touches.size(), s.pin_target.size()})
+    if (k != n) r.damaged("soft bodies' node arrays of different lengths");
+  return s;
+}
+
+// The file's header up to its outputs; checks the magic and the version.
+struct Header {
+  uint64_t signature = 0;
+  int32_t frame = 0;
+  std::string node;
+};
+
+Header read_header(Reader& r) {
+  char magic[sizeof kMagic - 1];
+  if (r.in.size() < sizeof magic) r.damaged("too short for a checkpoint");
+  r.take(magic, sizeof magic);
+  if (std::memcmp(magic, kMagic, sizeof magic) != 0) r.damaged("not a checkpoint");
+  const auto version = r.pod<uint32_t>();
+  if (version != kVersion)
+    throw Error(r.path + ": checkpoint of format version " + std::to_string(version) + "; this eddy reads version " +
+                std::to_string(kVersion));
+  Header h;
+  h.signature = r.pod<uint64_t>();
+  h.frame = r.pod<int32_t>();
+  h.node = r.str();
+  return h;
+}
+
+}  // namespace
+
+bool checkpointable(const Outputs& outputs) {
+  for (const auto& [socket, v] : outputs) {
+    const std::string& t = v.type();
+    if (t != "points" && t != "mesh" && t != "bodies" && t != "soft") return false;
+  }
+  return true;
+}
+
+std::string checkpoint_path(const std::string& dir, const std::string& node, int frame) {
+  char f[16];
+  std::snprintf(f, sizeof f, "%04d", frame);
+  return (std::filesystem::path(dir) / node / (node + "." + f + ".eddystate")).string();
+}
+
+void write_checkpoint(const std::string& dir, const std::string& node, int frame, uint64_t signature,
+                      const Outputs& outputs) {
+  const std::string path = checkpoint_path(dir, node, frame);
+  Writer w;
+  w.out.append(kMagic, sizeof kMagic - 1);
+  w.pod(kVersion);
+  w.pod(signature);
+  w.pod(int32_t(frame));
+  w.str(node);
+  w.pod(uint32_t(outputs.size()));
+  for (const auto& [socket, v] : outputs) {
+    w.str(socket);
+    w.str(v.type());
+    if (v.type() == "points") save(w, *v.as<Points>());
+    else if (v.type() == "mesh") save(w, *v.as<Mesh>());
+    else if (v.type() == "bodies") save(w, *v.as<Bodies>());
+    else if (v.type() == "soft") save(w, *v.as<SoftBodies>());
+    else throw Error(path + ": output '" + socket + "' is of type '" + v.type() + "', which no checkpoint holds");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (ec) throw Error(path + ": cannot make its folder: " + ec.message());
+  write_file_atomic(path, w.out);
+}
+
+std::shared_ptr<const Outputs> read_checkpoint(const std::string& dir, const std::string& node, int frame,
+                                               uint64_t signature) {
+  const std::string path = checkpoint_path(dir, node, frame);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+  const std::string data = read_file(path, "checkpoint");
+  Reader r{data, path};
+  const Header h = read_header(r);
+  if (h.signature != signature) return nullptr;
+  if (h.frame != frame || h.node != node) r.damaged("the header names another node or frame");
+  auto out = std::make_shared<Outputs>();
+  const auto n = r.pod<uint32_t>();
+  for (uint32_t k = 0; k < n; ++k) {
+    const std::string socket = r.str(), type = r.str();
+    if (type == "points") (*out)[socket] = Value::make(load_points(r));
+    else if (type == "mesh") (*out)[socket] = Value::make(load_mesh(r));
+    else if (type == "bodies") (*out)[socket] = Value::make(load_bodies(r));
+    else if (type == "soft") (*out)[socket] = Value::make(load_soft(r));
+    else r.damaged("an output of unknown type '" + type + "'");
+  }
+  if (r.at != data.size()) r.damaged("bytes after the last output");
+  return out;
+}
+
+uint64_t checkpoint_signature(const std::string& path) {
+  const std::string data = read_file(path, "checkpoint");
+  Reader r{data, path};
+  return read_header(r).signature;
+}
+
+}  // namespace eddy
