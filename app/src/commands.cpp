@@ -138,54 +138,6 @@ class Progress final : public CookObserver {
   std::chrono::steady_clock::time_point start_, frame_start_;
 };
 
-// The nodes a part cooks at each frame: the output nodes of the expanded
-// graph, or (sim) its stateful nodes, upstream first.
-std::vector<std::string> part_targets(const CookEngine& e, const Registry& r, const std::string& part) {
-  const Graph& g = e.expanded_graph();
-  if (part != "sim") return g.terminal_nodes();
-  std::vector<std::string> out;
-  for (const auto& id : g.topological_order())
-    if (r.find(g.find(id)->type)->stateful) out.push_back(id);
-  return out;
-}
-
-// "shot" for ".../shot.eddy.json".
-std::string graph_stem(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  for (const char* ext : {".eddy.json", ".json"})
-    if (name.size() > std::strlen(ext) && name.ends_with(ext)) return name.substr(0, name.size() - std::strlen(ext));
-  return name;
-}
-
-// A frame's marker under OUT/.eddy/done (--skip-done): written once the
-// part's nodes have cooked the frame, holding the hash of their output
-// signatures, so a marker of another graph or other parameters is not taken.
-class DoneMarker {
- public:
-  DoneMarker(const RunOptions& o, CookEngine& e, const std::vector<std::string>& targets, int frame) {
-    Hasher h;
-    h.str(o.part);
-    for (const std::string& id : targets) h.str(id).pod(e.output_signature(id, frame));
-    char name[32];
-    std::snprintf(name, sizeof name, ".%s.%04d", o.part.c_str(), frame);
-    path_ = (fs::path(o.out_dir) / ".eddy" / "done" / (graph_stem(o.graph) + name)).string();
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.h));
-    text_ = std::string(hex) + "\n";
-  }
-  bool done() const {
-    std::error_code ec;
-    return fs::is_regular_file(path_, ec) && read_file(path_, "marker") == text_;
-  }
-  void write() const {
-    fs::create_directories(fs::path(path_).parent_path());
-    write_file_atomic(path_, text_);
-  }
-
- private:
-  std::string path_, text_;
-};
-
 void print_summary(const CookEngine& e, double wall) {
   std::printf("\n%-20s %-18s %6s %10s %10s %12s\n", "node", "type", "cooks", "total s", "mean ms", "peak output");
   for (const auto& id : e.expanded_graph().topological_order()) {
@@ -200,16 +152,62 @@ void print_summary(const CookEngine& e, double wall) {
 
 }  // namespace
 
-int run(Registry& registry, const RunOptions& o) {
+std::vector<std::string> part_targets(const CookEngine& e, const Registry& r, const std::string& part) {
+  const Graph& g = e.expanded_graph();
+  if (part != "sim") return g.terminal_nodes();
+  std::vector<std::string> out;
+  for (const auto& id : g.topological_order())
+    if (r.find(g.find(id)->type)->stateful) out.push_back(id);
+  return out;
+}
+
+std::string graph_stem(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  for (const char* ext : {".eddy.json", ".json"})
+    if (name.size() > std::strlen(ext) && name.ends_with(ext)) return name.substr(0, name.size() - std::strlen(ext));
+  return name;
+}
+
+DoneMarker::DoneMarker(const std::string& out_dir, const std::string& graph, const std::string& part, CookEngine& e,
+                       const std::vector<std::string>& targets, int frame) {
+  Hasher h;
+  h.str(part);
+  for (const std::string& id : targets) h.str(id).pod(e.output_signature(id, frame));
+  char name[32];
+  std::snprintf(name, sizeof name, ".%s.%04d", part.c_str(), frame);
+  path_ = (fs::path(out_dir) / ".eddy" / "done" / (graph_stem(graph) + name)).string();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.h));
+  text_ = std::string(hex) + "\n";
+}
+
+bool DoneMarker::done() const {
+  std::error_code ec;
+  return fs::is_regular_file(path_, ec) && read_file(path_, "marker") == text_;
+}
+
+void DoneMarker::write() const {
+  fs::create_directories(fs::path(path_).parent_path());
+  write_file_atomic(path_, text_);
+}
+
+PreparedGraph prepare_graph(const Registry& registry, const std::string& path, const std::vector<std::string>& overrides,
+                            const std::string& frames) {
   // Node checks (memory, path patterns) wait for the overrides and the frames.
-  Graph g = load_graph(o.graph, registry, ValidateOptions{false});
-  for (const auto& a : o.overrides) apply_override(g, registry, a);
-  const auto [first, last] = parse_frames(o.frames, g);
+  PreparedGraph p;
+  p.graph = load_graph(path, registry, ValidateOptions{false});
+  for (const auto& a : overrides) apply_override(p.graph, registry, a);
+  std::tie(p.first, p.last) = parse_frames(frames, p.graph);
   try {
-    validate_graph(g, registry, ValidateOptions{true, first, last});
+    validate_graph(p.graph, registry, ValidateOptions{true, p.first, p.last});
   } catch (const Error& e) {
-    throw Error(o.graph + (o.overrides.empty() ? "" : " (with --set)") + ": " + e.what());
+    throw Error(path + (overrides.empty() ? "" : " (with --set)") + ": " + e.what());
   }
+  return p;
+}
+
+int run(Registry& registry, const RunOptions& o) {
+  auto [g, first, last] = prepare_graph(registry, o.graph, o.overrides, o.frames);
   check_output_dir(o.out_dir);
 
   if (o.part != "all" && o.checkpoints.empty())
@@ -229,7 +227,7 @@ int run(Registry& registry, const RunOptions& o) {
   try {
     for (int f = first; f <= last; ++f) {
       progress.begin_frame(f);
-      const DoneMarker marker(o, engine, targets, f);
+      const DoneMarker marker(o.out_dir, o.graph, o.part, engine, targets, f);
       if (o.skip_done && marker.done()) {
         progress.skipped(f);
         continue;

@@ -2,6 +2,8 @@
 //   eddy run GRAPH [--frames A-B] [--out DIR] [--set NODE.PARAM=VALUE ...] [--threads N]
 //            [--checkpoints DIR] [--part all|sim|post] [--skip-done]
 //   eddy nodes [TYPE] [--json]
+//   eddy farm submit GRAPH --frames A-B --chunk N [--wedge NODE.PARAM=v1,v2] [--dry-run] ...
+//   eddy farm status|cancel|resubmit --jobs-dir DIR
 //   eddy validate GRAPH
 //   eddy serve [--port P] [--graph FILE] [--root DIR] [--out DIR] [--static DIR] [--no-token]
 // A user's mistake prints one clear message and exits with status 2.
@@ -15,6 +17,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "farm.h"
 #include "server.h"
 #include "eddy/core/error.h"
 
@@ -70,6 +73,32 @@ int main(int argc, char** argv) {
                       "Do not ask for the per-run token on requests that change state (scripted use on a trusted "
                       "machine); the Host and Origin checks stay");
 
+  eddy::app::FarmOptions farm;
+  std::string farm_jobs;
+  auto* farm_cmd = app.add_subcommand("farm", "Cook a graph's frames as Slurm jobs (docs/farm.md)");
+  farm_cmd->require_subcommand(1);
+  auto* submit_cmd = farm_cmd->add_subcommand(
+      "submit", "Split the frames into jobs: a simulation chain per variant, an array for what lies downstream");
+  submit_cmd->add_option("graph", farm.graph, "Graph file (.eddy.json)")->required();
+  submit_cmd->add_option("--frames", farm.frames, "Frames, A-B (default: the graph's range)");
+  submit_cmd->add_option("--chunk", farm.chunk, "Frames per job")->default_val(10)->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--wedge", farm.wedges,
+                         "NODE.PARAM=v1,v2,...: a variant per value, each in its own output folder (repeatable: "
+                         "every combination)");
+  submit_cmd->add_option("--set", farm.overrides, "Override a parameter in every job: NODE.PARAM=VALUE (repeatable)");
+  submit_cmd->add_option("--out", farm.out_dir, "Output folder (shared by the farm's nodes)")->default_val("out");
+  submit_cmd->add_option("--jobs-dir", farm.jobs_dir, "Where the job scripts, plan and logs go (default: OUT/farm/NAME)");
+  submit_cmd->add_option("--name", farm.name, "The submission's name, in its jobs' names (default: the graph's)");
+  submit_cmd->add_option("--partition", farm.partition, "Slurm partition");
+  submit_cmd->add_option("--threads", farm.threads, "Cores per job (--cpus-per-task)")->check(CLI::PositiveNumber);
+  submit_cmd->add_flag("--dry-run", farm.dry_run, "Write the jobs and print the commands that submit them");
+  auto* status_cmd = farm_cmd->add_subcommand("status", "Frames done, pending and failed, and the jobs in the queue");
+  auto* cancel_cmd = farm_cmd->add_subcommand("cancel", "Cancel the submission's jobs still in the queue");
+  auto* resubmit_cmd =
+      farm_cmd->add_subcommand("resubmit", "Submit again what is neither done nor queued (after a failed job)");
+  for (auto* c : {status_cmd, cancel_cmd, resubmit_cmd})
+    c->add_option("--jobs-dir", farm_jobs, "The submission's jobs folder (as submit printed it)")->required();
+
   std::string validate_graph;
   auto* validate_cmd = app.add_subcommand("validate", "Load and validate a graph without cooking it");
   validate_cmd->add_option("graph", validate_graph, "Graph file (.eddy.json)")->required();
@@ -96,10 +125,18 @@ int main(int argc, char** argv) {
     // Assets (subnetworks as node types): EDDY_ASSET_PATH, and the "assets"
     // folder beside the graph (or the served root).
     if (*run_cmd) registry.load_default_assets(run.graph);
+    if (*submit_cmd) registry.load_default_assets(farm.graph);
     if (*validate_cmd) registry.load_default_assets(validate_graph);
     if (*serve_cmd) registry.load_default_assets((std::filesystem::path(serve.root) / "graph").string());
     if (*nodes_cmd) registry.load_default_assets("");
     if (*run_cmd) return eddy::app::run(registry, run);
+    if (*submit_cmd) return eddy::app::farm_submit(registry, farm, exe_path());
+    if (*status_cmd || *resubmit_cmd) {
+      registry.load_default_assets(eddy::app::farm_graph(farm_jobs));
+      if (*status_cmd) return eddy::app::farm_status(registry, farm_jobs);
+      return eddy::app::farm_resubmit(registry, farm_jobs, exe_path());
+    }
+    if (*cancel_cmd) return eddy::app::farm_cancel(farm_jobs);
     if (*nodes_cmd) return eddy::app::nodes(registry, node_type, nodes_json);
     if (*validate_cmd) return eddy::app::validate(registry, validate_graph);
     if (*serve_cmd) {

@@ -1,0 +1,466 @@
+// eddy farm (farm.h): plans a submission from what is on disk and in the
+// queue, writes its job scripts and submit.sh, and runs that.
+#include "farm.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "eddy/core/error.h"
+#include "eddy/core/io.h"
+#include "eddy/graph/cook.h"
+
+namespace eddy::app {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// 'text' for the shell, quotes inside escaped.
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The output of a shell command and its exit status.
+struct Ran {
+  int status = -1;
+  std::string output;
+};
+Ran shell(const std::string& cmd) {
+  Ran r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+bool have(const std::string& program) { return shell("command -v " + program + " > /dev/null").status == 0; }
+
+// "v1,v2,[0,-5,0]" split at the commas outside brackets.
+std::vector<std::string> split_values(const std::string& s) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : s) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+// A folder name for a value: letters, digits and ._=,+- kept, brackets and spaces dropped.
+std::string folder_name(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || std::string("._=,+-").find(c) != std::string::npos) out += c;
+    else if (c != '[' && c != ']' && c != ' ') out += '_';
+  }
+  return out;
+}
+
+struct Variant {
+  std::string label;              // "solver.viscosity=0.01" (empty: no wedge)
+  std::string dir;                // its output folder (absolute)
+  std::vector<std::string> sets;  // the overrides of its jobs
+};
+
+// What one (variant, chunk) needs.
+struct Cell {
+  bool sim_done = false, post_done = false;
+  std::string sim_queued, post_queued;  // the job (or array task) id already in the queue
+};
+
+struct Plan {
+  FarmOptions o;
+  std::string exe, graph, jobs_dir;
+  int first = 0, last = 0;
+  bool stateful = false;
+  std::vector<Variant> variants;
+  std::vector<std::pair<int, int>> chunks;
+  std::vector<std::vector<Cell>> cells;  // [variant][chunk]
+
+  std::string sim_name(std::size_t v, std::size_t c) const {
+    return "eddy." + o.name + ".sim.v" + std::to_string(v) + ".c" + std::to_string(c);
+  }
+  std::string post_name() const { return "eddy." + o.name + ".post"; }
+  std::string frames(std::size_t c) const { return std::to_string(chunks[c].first) + "-" + std::to_string(chunks[c].second); }
+  std::size_t task(std::size_t v, std::size_t c) const { return v * chunks.size() + c; }
+};
+
+std::vector<Variant> make_variants(const FarmOptions& o) {
+  std::vector<Variant> out{{"", fs::absolute(o.out_dir).lexically_normal().string(), o.overrides}};
+  for (const std::string& w : o.wedges) {
+    const auto eq = w.find('=');
+    if (eq == std::string::npos || eq == 0 || w.find('.') > eq)
+      throw Error("--wedge " + w + ": expected NODE.PARAM=v1,v2,... (e.g. solver.viscosity=0.001,0.01)");
+    const std::string key = w.substr(0, eq);
+    const std::vector<std::string> values = split_values(w.substr(eq + 1));
+    for (const std::string& v : values)
+      if (v.empty()) throw Error("--wedge " + w + ": an empty value");
+    std::vector<Variant> next;
+    for (const Variant& base : out)
+      for (const std::string& v : values) {
+        Variant n = base;
+        n.label += (n.label.empty() ? "" : "_") + key + "=" + v;
+        n.sets.push_back(key + "=" + v);
+        next.push_back(n);
+      }
+    out = next;
+  }
+  for (Variant& v : out)
+    if (!v.label.empty()) v.dir = (fs::path(v.dir) / folder_name(v.label)).string();
+  return out;
+}
+
+// Which frames are on disk: the markers each part's runs leave (--skip-done).
+void read_disk(Plan& p, Registry& registry) {
+  p.cells.assign(p.variants.size(), std::vector<Cell>(p.chunks.size()));
+  for (std::size_t v = 0; v < p.variants.size(); ++v) {
+    PreparedGraph g;
+    try {
+      g = prepare_graph(registry, p.graph, p.variants[v].sets, p.o.frames);
+    } catch (const Error& e) {
+      // A wedge's value is named as the wedge gave it.
+      std::string what = e.what();
+      if (what.rfind("--set ", 0) == 0 && what.find(": ") != std::string::npos) what = what.substr(what.find(": ") + 2);
+      throw Error("--wedge, variant " + p.variants[v].label + ": " + what);
+    }
+    CookEngine e(registry, std::move(g.graph));
+    const std::vector<std::string> sim = part_targets(e, registry, "sim"), post = part_targets(e, registry, "post");
+    p.stateful = !sim.empty();
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+      Cell& cell = p.cells[v][c];
+      cell.sim_done = cell.post_done = true;
+      for (int f = p.chunks[c].first; f <= p.chunks[c].second; ++f) {
+        if (p.stateful) cell.sim_done = cell.sim_done && DoneMarker(p.variants[v].dir, p.graph, "sim", e, sim, f).done();
+        cell.post_done = cell.post_done && DoneMarker(p.variants[v].dir, p.graph, "post", e, post, f).done();
+      }
+    }
+  }
+}
+
+// The submission's jobs in the queue: id, name and state per line (array tasks one by one).
+struct Queued {
+  std::string id, name, state;
+};
+std::vector<Queued> read_queue(const Plan& p) {
+  std::string names = p.post_name();
+  for (std::size_t v = 0; v < p.variants.size(); ++v)
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) names += "," + p.sim_name(v, c);
+  const Ran r = shell("squeue -r --noheader --format='%i|%j|%T' --name=" + quote(names));
+  if (r.status != 0) throw Error("squeue failed: " + r.output);
+  std::vector<Queued> out;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    const auto a = line.find('|'), b = line.rfind('|');
+    if (a == std::string::npos || a == b) continue;
+    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  return out;
+}
+
+void mark_queued(Plan& p, const std::vector<Queued>& queue) {
+  for (const Queued& q : queue) {
+    for (std::size_t v = 0; v < p.variants.size(); ++v)
+      for (std::size_t c = 0; c < p.chunks.size(); ++c)
+        if (q.name == p.sim_name(v, c)) p.cells[v][c].sim_queued = q.id;
+    const auto us = q.id.find('_');
+    if (q.name == p.post_name() && us != std::string::npos && q.id.find('[') == std::string::npos) {
+      const std::size_t t = std::stoul(q.id.substr(us + 1));
+      if (t < p.task(p.variants.size(), 0)) p.cells[t / p.chunks.size()][t % p.chunks.size()].post_queued = q.id;
+    }
+  }
+}
+
+std::string header(const Plan& p, const std::string& name, const std::string& log) {
+  std::string s = "#!/bin/bash\n";
+  s += "#SBATCH --job-name=" + name + "\n";
+  s += "#SBATCH --output=" + (fs::path(p.jobs_dir) / "logs" / log).string() + "\n";
+  s += "#SBATCH --open-mode=append\n";  // a requeued job's log goes on
+  s += "#SBATCH --requeue\n";           // a preempted job comes back, and resumes
+  s += "#SBATCH --kill-on-invalid-dep=yes\n";
+  if (!p.o.partition.empty()) s += "#SBATCH --partition=" + p.o.partition + "\n";
+  if (p.o.threads > 0) s += "#SBATCH --cpus-per-task=" + std::to_string(p.o.threads) + "\n";
+  return s + "# Written by eddy farm submit (docs/farm.md).\nset -euo pipefail\n";
+}
+
+std::string run_line(const Plan& p, const Variant& v, const std::string& part, std::size_t c) {
+  std::string s = quote(p.exe) + " run " + quote(p.graph) + " --part " + part + " --frames " + p.frames(c) +
+                  " --out " + quote(v.dir) + " --checkpoints " + quote((fs::path(v.dir) / "checkpoints").string()) +
+                  " --skip-done";
+  for (const std::string& set : v.sets) s += " --set " + quote(set);
+  if (p.o.threads > 0) s += " --threads " + std::to_string(p.o.threads);
+  return s;
+}
+
+// Writes the job scripts and returns submit.sh's text.
+std::string write_jobs(const Plan& p) {
+  fs::create_directories(fs::path(p.jobs_dir) / "logs");
+  std::string sub = "#!/bin/bash\n# Submission '" + p.o.name + "' of " + p.graph + ": frames " +
+                    std::to_string(p.first) + "-" + std::to_string(p.last) + " in chunks of " +
+                    std::to_string(p.o.chunk) + ", " + std::to_string(p.variants.size()) +
+                    " variant(s). Written by eddy farm submit.\nset -euo pipefail\ncd " + quote(p.jobs_dir) + "\n";
+  sub += "job() { local id; id=$(sbatch --parsable \"$@\"); echo \"${id%%;*}\"; }\n";
+  std::map<std::pair<std::size_t, std::size_t>, std::string> sim_dep;  // what a chunk's frames wait on
+  int jobs = 0;
+  for (std::size_t v = 0; v < p.variants.size() && p.stateful; ++v) {
+    std::string prev;
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+      const Cell& cell = p.cells[v][c];
+      std::string dep;
+      if (cell.sim_done) dep = "";
+      else if (!cell.sim_queued.empty()) dep = cell.sim_queued;
+      else {
+        const std::string script = "sim.v" + std::to_string(v) + ".c" + std::to_string(c) + ".sh";
+        write_file_atomic((fs::path(p.jobs_dir) / script).string(),
+                          header(p, p.sim_name(v, c), "%x.%j.log") + "exec " + run_line(p, p.variants[v], "sim", c) + "\n");
+        const std::string var = "sim_v" + std::to_string(v) + "_c" + std::to_string(c);
+        sub += var + "=$(job" + (prev.empty() ? "" : " --dependency=afterok:" + prev) + " " + script + ")\n";
+        sub += "echo \"" + p.sim_name(v, c) + " (frames " + p.frames(c) + "): job $" + var + "\"\n";
+        dep = "$" + var;
+        ++jobs;
+      }
+      sim_dep[{v, c}] = dep;
+      prev = dep;
+    }
+  }
+  // Downstream: one array over (variant, chunk), the tasks neither done nor queued.
+  std::string cases, indices, updates;
+  for (std::size_t v = 0; v < p.variants.size(); ++v)
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+      const Cell& cell = p.cells[v][c];
+      if (cell.post_done || !cell.post_queued.empty()) continue;
+      const std::string t = std::to_string(p.task(v, c));
+      indices += (indices.empty() ? "" : ",") + t;
+      cases += "  " + t + ") exec " + run_line(p, p.variants[v], "post", c) + " ;;\n";
+      const std::string dep = sim_dep[{v, c}];
+      if (!dep.empty()) updates += "scontrol update JobId=${post}_" + t + " Dependency=afterok:" + dep + "\n";
+      ++jobs;
+    }
+  if (!indices.empty()) {
+    write_file_atomic((fs::path(p.jobs_dir) / "post.sh").string(),
+                      header(p, p.post_name(), "%x.%A_%a.log") + "case \"$SLURM_ARRAY_TASK_ID\" in\n" + cases +
+                          "  *) echo \"eddy farm: no task $SLURM_ARRAY_TASK_ID in this array\" >&2; exit 2 ;;\nesac\n");
+    // Held while each task is told which chain job it waits on, then released.
+    sub += "post=$(job --hold --array=" + indices + " post.sh)\n" + updates + "scontrol release \"$post\"\n";
+    sub += "echo \"" + p.post_name() + " (tasks " + indices + "): job array $post\"\n";
+  }
+  return jobs ? sub : "";
+}
+
+json plan_json(const Plan& p) {
+  json j;
+  j["format"] = "eddy-farm-plan";
+  j["name"] = p.o.name;
+  j["graph"] = p.graph;
+  j["eddy"] = p.exe;
+  j["frames"] = {p.first, p.last};
+  j["chunk"] = p.o.chunk;
+  j["out"] = fs::absolute(p.o.out_dir).lexically_normal().string();
+  j["partition"] = p.o.partition;
+  j["threads"] = p.o.threads;
+  j["set"] = p.o.overrides;
+  j["wedge"] = p.o.wedges;
+  j["jobs_dir"] = p.jobs_dir;
+  j["variants"] = json::array();
+  for (const Variant& v : p.variants) j["variants"].push_back({{"label", v.label}, {"dir", v.dir}, {"set", v.sets}});
+  return j;
+}
+
+Plan make_plan(Registry& registry, const FarmOptions& o, const std::string& exe) {
+  Plan p;
+  p.o = o;
+  if (o.chunk < 1) throw Error("--chunk " + std::to_string(o.chunk) + ": at least 1 frame per job");
+  p.graph = fs::absolute(o.graph).lexically_normal().string();
+  p.exe = exe;
+  if (p.o.name.empty()) p.o.name = graph_stem(o.graph);
+  for (char c : p.o.name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
+      throw Error("--name " + p.o.name + ": letters, digits, _ and - only (it names the jobs)");
+  p.jobs_dir = fs::absolute(o.jobs_dir.empty() ? fs::path(o.out_dir) / "farm" / p.o.name : fs::path(o.jobs_dir))
+                   .lexically_normal()
+                   .string();
+  p.variants = make_variants(o);
+  const PreparedGraph g = prepare_graph(registry, p.graph, o.overrides, o.frames);
+  p.first = g.first;
+  p.last = g.last;
+  for (int a = p.first; a <= p.last; a += o.chunk) p.chunks.push_back({a, std::min(a + o.chunk - 1, p.last)});
+  read_disk(p, registry);
+  return p;
+}
+
+FarmOptions options_of(const json& j) {
+  FarmOptions o;
+  o.name = j.at("name");
+  o.graph = j.at("graph");
+  o.frames = std::to_string(j.at("frames")[0].get<int>()) + "-" + std::to_string(j.at("frames")[1].get<int>());
+  o.chunk = j.at("chunk");
+  o.out_dir = j.at("out");
+  o.partition = j.at("partition");
+  o.threads = j.at("threads");
+  o.overrides = j.at("set").get<std::vector<std::string>>();
+  o.wedges = j.at("wedge").get<std::vector<std::string>>();
+  o.jobs_dir = j.at("jobs_dir");
+  return o;
+}
+
+json read_plan(const std::string& jobs_dir) {
+  const std::string path = (fs::path(jobs_dir) / "plan.json").string();
+  if (!fs::is_regular_file(path))
+    throw Error(jobs_dir + ": no plan.json (not the jobs folder of an eddy farm submission)");
+  try {
+    const json j = json::parse(read_file(path, "plan"));
+    if (j.value("format", "") != "eddy-farm-plan") throw Error("not an eddy farm plan");
+    options_of(j);  // every field there
+    return j;
+  } catch (const json::exception& e) {
+    throw Error(path + ": damaged plan: " + e.what());
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+void need_slurm(const std::string& what) {
+  for (const char* p : {"sbatch", "squeue", "scontrol"})
+    if (!have(p))
+      throw Error(what + ": Slurm's " + p + " is not installed here (install slurm-client, or use --dry-run to write the jobs)");
+}
+
+}  // namespace
+
+int farm_submit(Registry& registry, const FarmOptions& o, const std::string& exe) {
+  Plan p = make_plan(registry, o, exe);
+  if (!o.dry_run) {
+    need_slurm("eddy farm submit");
+    mark_queued(p, read_queue(p));
+  }
+  const std::string sub = write_jobs(p);
+  write_file_atomic((fs::path(p.jobs_dir) / "plan.json").string(), plan_json(p).dump(2) + "\n");
+  std::size_t frames = 0, done = 0;
+  for (const auto& row : p.cells)
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+      const std::size_t n = std::size_t(p.chunks[c].second - p.chunks[c].first + 1);
+      frames += n;
+      if (row[c].post_done) done += n;
+    }
+  std::printf("submission %s: %zu variant(s) x frames %d-%d in %zu chunk(s); %zu of %zu frames done\n", p.o.name.c_str(),
+              p.variants.size(), p.first, p.last, p.chunks.size(), done, frames);
+  std::printf("jobs folder: %s\n", p.jobs_dir.c_str());
+  if (sub.empty()) {
+    std::printf("nothing to submit: every frame is done or queued\n");
+    return 0;
+  }
+  const std::string script = (fs::path(p.jobs_dir) / "submit.sh").string();
+  write_file_atomic(script, sub);
+  if (o.dry_run) {
+    std::printf("dry run: the jobs are written; `bash %s` submits them:\n\n%s", script.c_str(), sub.c_str());
+    return 0;
+  }
+  const Ran r = shell("bash " + quote(script));
+  std::fputs(r.output.c_str(), stdout);
+  if (r.status != 0) {
+    std::fprintf(stderr, "eddy: error: submitting the jobs failed (%s exited with %d); what was submitted stays "
+                         "queued: `eddy farm resubmit --jobs-dir %s` submits the rest\n",
+                 script.c_str(), r.status, p.jobs_dir.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+std::string farm_graph(const std::string& jobs_dir) { return read_plan(jobs_dir).at("graph"); }
+
+int farm_resubmit(Registry& registry, const std::string& jobs_dir, const std::string& exe) {
+  const json j = read_plan(jobs_dir);
+  FarmOptions o = options_of(j);
+  return farm_submit(registry, o, exe);
+}
+
+int farm_status(Registry& registry, const std::string& jobs_dir) {
+  const json j = read_plan(jobs_dir);
+  Plan p = make_plan(registry, options_of(j), j.at("eddy"));
+  std::string no_queue = have("squeue") ? "" : "squeue not found";
+  std::vector<Queued> queue;
+  if (no_queue.empty()) try {
+      queue = read_queue(p);
+      mark_queued(p, queue);
+    } catch (const Error& e) {
+      no_queue = e.what();
+    }
+  std::size_t done = 0, pending = 0, failed = 0;
+  std::printf("submission %s: frames %d-%d in chunks of %d, %zu variant(s)\n", p.o.name.c_str(), p.first, p.last,
+              p.o.chunk, p.variants.size());
+  for (std::size_t v = 0; v < p.variants.size(); ++v) {
+    std::size_t simulated = 0, finished = 0;
+    std::string lines;
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+      const Cell& cell = p.cells[v][c];
+      const std::size_t n = std::size_t(p.chunks[c].second - p.chunks[c].first + 1);
+      if (cell.sim_done || !p.stateful) simulated += n;
+      if (cell.post_done) {
+        finished += n;
+        done += n;
+        continue;
+      }
+      // Queued (the chunk's own task, or the chain job it waits on), or failed: no job will cook it.
+      auto state = [&](const std::string& id) {
+        for (const Queued& q : queue)
+          if (q.id == id) return q.state;
+        return std::string("?");
+      };
+      if (!cell.post_queued.empty()) {
+        pending += n;
+        lines += "  frames " + p.frames(c) + ": " + state(cell.post_queued) + " (job " + cell.post_queued + ")\n";
+      } else {
+        failed += n;
+        lines += "  frames " + p.frames(c) + ": not done and not queued" +
+                 (p.stateful && !cell.sim_done ? std::string(" (not simulated)") : std::string()) + "\n";
+      }
+      if (!cell.sim_queued.empty())
+        lines += "    simulation: " + state(cell.sim_queued) + " (job " + cell.sim_queued + ")\n";
+    }
+    std::printf("%s (%s): simulated %zu, finished %zu of %zu frames\n%s",
+                p.variants[v].label.empty() ? "the graph" : p.variants[v].label.c_str(), p.variants[v].dir.c_str(),
+                simulated, finished, std::size_t(p.last - p.first + 1), lines.c_str());
+  }
+  if (!no_queue.empty()) std::printf("(the queue is not shown: %s)\n", no_queue.c_str());
+  std::printf("frames: %zu done, %zu pending, %zu failed%s\n", done, pending, failed,
+              failed ? " (eddy farm resubmit submits them again)" : "");
+  return 0;
+}
+
+int farm_cancel(const std::string& jobs_dir) {
+  const json j = read_plan(jobs_dir);
+  need_slurm("eddy farm cancel");
+  Plan p;
+  p.o = options_of(j);
+  for (const auto& v : j.at("variants")) p.variants.push_back({v.at("label"), v.at("dir"), {}});
+  const int a = j.at("frames")[0], b = j.at("frames")[1];
+  for (int f = a; f <= b; f += p.o.chunk) p.chunks.push_back({f, std::min(f + p.o.chunk - 1, b)});
+  std::vector<std::string> ids;
+  for (const Queued& q : read_queue(p)) ids.push_back(q.id);
+  if (ids.empty()) {
+    std::printf("no job of submission %s in the queue\n", p.o.name.c_str());
+    return 0;
+  }
+  std::string cmd = "scancel";
+  for (const std::string& id : ids) cmd += " " + quote(id);
+  const Ran r = shell(cmd);
+  if (r.status != 0) throw Error("scancel failed: " + r.output);
+  std::printf("cancelled %zu job(s) of submission %s\n", ids.size(), p.o.name.c_str());
+  return 0;
+}
+
+}  // namespace eddy::app
