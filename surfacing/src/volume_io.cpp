@@ -298,6 +298,42 @@ Points vdb_to_points(const Volume& volume) {
 // ---------------------------------------------------------------------------
 // Files
 
+namespace {
+
+// OpenVDB stamps each file it writes with a random UUID (36 characters after
+// the 21-byte header of magic, format and library versions and the offsets
+// flag), so the same grids written twice made different files. The stamp
+// becomes a hash of the rest of the file: the same grids give the same
+// bytes (a farm's frames compare with a local run's), and readers that use
+// the stamp to tell files apart still can.
+void stamp_uuid_from_content(const std::string& file) {
+  constexpr std::size_t kAt = 21, kLen = 36;
+  std::FILE* f = std::fopen(file.c_str(), "r+b");
+  if (!f) throw Error("cannot reopen '" + file + "' to stamp it");
+  char uuid[kLen];
+  if (std::fseek(f, long(kAt), SEEK_SET) != 0 || std::fread(uuid, 1, kLen, f) != kLen || uuid[8] != '-' ||
+      uuid[13] != '-' || uuid[18] != '-' || uuid[23] != '-') {
+    std::fclose(f);
+    return;  // another layout: left as OpenVDB wrote it
+  }
+  // Two FNV-1a hashes of everything after the stamp: 128 bits.
+  uint64_t a = 1469598103934665603ull, b = 0x9e3779b97f4a7c15ull;
+  char buf[1 << 16];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+    for (std::size_t i = 0; i < n; ++i) {
+      a = (a ^ uint8_t(buf[i])) * 1099511628211ull;
+      b = (b ^ uint8_t(buf[i])) * 0x100000001b3ull + 0x9e37ull;
+    }
+  char text[kLen + 1];
+  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx", unsigned(a >> 32), unsigned(a >> 16) & 0xffffu,
+                (unsigned(a) & 0x0fffu) | 0x8000u, (unsigned(b >> 48) & 0x3fffu) | 0x8000u,
+                static_cast<unsigned long long>(b & 0xffffffffffffull));
+  const bool ok = std::fseek(f, long(kAt), SEEK_SET) == 0 && std::fwrite(text, 1, kLen, f) == kLen;
+  if (std::fclose(f) != 0 || !ok) throw Error("cannot stamp '" + file + "'");
+}
+
+}  // namespace
+
 void write_vdb(const std::string& path, const Volumes& volumes) {
   init_openvdb();
   openvdb::GridCPtrVec grids;
@@ -308,6 +344,7 @@ void write_vdb(const std::string& path, const Volumes& volumes) {
       openvdb::io::File file(tmp);
       file.write(grids);
       file.close();
+      stamp_uuid_from_content(tmp);
     } catch (const openvdb::Exception& e) {
       throw Error("cannot write '" + path + "': " + e.what());
     }

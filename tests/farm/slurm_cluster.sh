@@ -37,10 +37,11 @@ family() {
 
 stop() {
   local f pid i
-  # Cancel all jobs first (KillWait=2 turns SIGTERM into SIGKILL quickly) and wait until none
-  # is running or completing, so that no job or slurmstepd outlives the cluster.
+  # Kill all jobs first and wait until none is running or completing, so that no job (or its
+  # slurmstepd) outlives the cluster.
   if alive "$dir/run/slurmctld.pid"; then
-    timeout 10 squeue --noheader --format=%A 2>/dev/null | xargs -r timeout 10 scancel 2>/dev/null || true
+    timeout 10 squeue --noheader --format=%A 2>/dev/null |
+      xargs -r timeout 10 scancel --signal=KILL 2>/dev/null || true
     for ((i = 0; i < 100; i++)); do
       [[ -z $(timeout 5 squeue --noheader --states=R,CG,CF,S --format=%A 2>/dev/null) ]] && break
       sleep 0.1
@@ -52,12 +53,13 @@ stop() {
     alive "$f" || continue
     pid=$(<"$f")
     kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 150; i++)); do alive "$f" || break; sleep 0.1; done  # (not kill -0: zombies)
+    if alive "$f"; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
   # Last resort: whatever of this cluster is left (slurmstepd, slurmscriptd, their children).
   pid=$(tagged)
-  [[ -z $pid ]] || kill -KILL $(family $pid) 2>/dev/null || true
+  # shellcheck disable=SC2046,SC2086  # lists of pids: word splitting intended
+  if [[ -n $pid ]]; then kill -KILL $(family $pid) 2>/dev/null || true; fi
   for ((i = 0; i < 50; i++)); do [[ -z $(tagged) ]] && return 0; sleep 0.1; done
   die "processes of $dir still running: $(tagged | xargs)"
 }
@@ -76,7 +78,16 @@ s="$dir/spool/${node}_4294967294.4294967294"
 ((${#s} <= 107)) || die "DIR is too long for Unix socket paths, use a shorter one: $dir"
 
 # On any failure from here on: show the logs, stop what was started, and fail.
-trap 'rc=$?; if ((rc)); then echo "$prog: start failed" >&2; tail -n 20 "$dir"/log/*.log >&2 2>/dev/null; stop || true; fi; exit $rc' EXIT
+on_exit() {
+  local rc=$?
+  if ((rc)); then
+    echo "$prog: start failed" >&2
+    tail -n 20 "$dir"/log/*.log >&2 2>/dev/null || true
+    stop || true
+  fi
+  exit "$rc"
+}
+trap on_exit EXIT
 
 # A TCP port that nothing on 127.0.0.1 answers on (below the ephemeral range).
 free_port() {
@@ -90,7 +101,7 @@ ctld_port=$(free_port)
 slurmd_port=$(free_port "$ctld_port")
 user=$(id -un)
 
-mkdir -p -m 700 "$dir"/{munge,state,spool,log,run}
+mkdir -m 700 "$dir"/{munge,state,spool,log,run}
 chmod 711 "$dir/munge"  # munged wants its socket's folder searchable by all
 : >"$dir/plugstack.conf"  # keep /etc/slurm/plugstack.conf out of the picture
 
@@ -137,7 +148,7 @@ SwitchType=switch/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=1,sched_min_interval=0,bf_interval=1
+SchedulerParameters=batch_sched_delay=0,sched_interval=1,sched_min_interval=0,bf_interval=1
 SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=2
@@ -154,11 +165,14 @@ for ((i = 0; i < 100; i++)); do [[ -S $sock ]] && break; sleep 0.1; done
 env "$tag" slurmctld -f "$SLURM_CONF" </dev/null >>"$dir/log/slurmctld.log" 2>&1
 env "$tag" slurmd -f "$SLURM_CONF" -N "$node" </dev/null >>"$dir/log/slurmd.log" 2>&1
 
-# Wait (up to 30 s) for the node to come up idle.
-for ((i = 0; i < 300; i++)); do
-  [[ $(timeout 5 sinfo --noheader --nodes="$node" --format=%t 2>/dev/null) == idle ]] && break
+# Wait (up to 30 s) for the node to come up idle; fail early if a daemon died.
+SECONDS=0
+until [[ $(timeout 5 sinfo --noheader --nodes="$node" --format=%t 2>/dev/null) == idle ]]; do
+  ((SECONDS < 30)) || die "node $node not idle after 30 s"
+  for d in munged slurmctld slurmd; do
+    ((SECONDS < 3)) || alive "$dir/run/$d.pid" || die "$d is not running"
+  done
   sleep 0.1
 done
-((i < 300)) || die "node $node not idle after 30 s"
 
 printf 'export SLURM_CONF=%q\n' "$SLURM_CONF"

@@ -309,7 +309,19 @@ void PdSolver::measure_reactions(const PdMatrix& x, const std::vector<double>& p
 
 void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& st) {
   const double h = dt;
-  if (!system_.ready() || system_.h() != h) factor(h);
+  if (!system_.ready() || system_.h() != h) {
+    factor(h);
+    // The slots the state holds: a solver loaded mid-simulation steps as the one that stored it.
+    if (!s_.contact_slots.empty() && !slots_stale_) {
+      if (s_.contact_slot_weights.size() != s_.contact_slots.size())
+        throw Error("PdSolver: the state's contact slots and their weights differ in number");
+      for (uint32_t k : s_.contact_slots)
+        if (k >= proxies_.size())
+          throw Error("PdSolver: the state names contact slot point " + std::to_string(k) + " of " +
+                      std::to_string(proxies_.size()));
+      system_.set_contact_slots(s_.contact_slots, s_.contact_slot_weights);
+    }
+  }
   const std::size_t n = s_.size();
   const Vec3d g = to_vec3d(params_.gravity);
   const float t_end = float(time + h);
@@ -342,6 +354,8 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   }
   times_.inertia = clock.lap();
   find_contacts(t_end, h);
+  s_.contact_slots = system_.slot_proxies();
+  s_.contact_slot_weights = system_.slot_weights();
   times_.collide = clock.lap();
 
   // Local-global iterations from y.

@@ -79,6 +79,9 @@ void SoftBodies::append(const SoftBodies& o) {
     embed_node.push_back(e);
   }
   embed_weight.insert(embed_weight.end(), o.embed_weight.begin(), o.embed_weight.end());
+  // Slots index the points of one solver's objects: joined, they start afresh.
+  contact_slots.clear();
+  contact_slot_weights.clear();
   surface.points.insert(surface.points.end(), o.surface.points.begin(), o.surface.points.end());
   for (auto t : o.surface.triangles) {
     for (auto& i : t) i += int32_t(s0);

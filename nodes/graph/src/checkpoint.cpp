@@ -91,7 +91,7 @@ struct Reader {
 static_assert(sizeof(Mesh) == 5 * 24, "Mesh changed: save the new field in its checkpoint");
 static_assert(sizeof(Bodies) == 9 * 24, "Bodies changed: save the new field in its checkpoint");
 static_assert(sizeof(BodyGeometry) == 8 + 5 * 8, "BodyGeometry changed: save the new field in its checkpoint");
-static_assert(sizeof(SoftBodies) == 14 * 24 + sizeof(Mesh), "SoftBodies changed: save the new field in its checkpoint");
+static_assert(sizeof(SoftBodies) == 16 * 24 + sizeof(Mesh), "SoftBodies changed: save the new field in its checkpoint");
 static_assert(sizeof(SoftObject) == 32 + sizeof(SoftMaterial) + 8 + 32, "SoftObject changed: save it in its checkpoint");
 static_assert(sizeof(SoftMaterial) == 8 * 8, "SoftMaterial changed: save the new field in its checkpoint");
 #endif
@@ -212,6 +212,8 @@ void save(Writer& w, const SoftBodies& s) {
   save(w, s.surface);
   w.array(s.embed_node);
   w.array(s.embed_weight);
+  w.array(s.contact_slots);
+  w.array(s.contact_slot_weights);
 }
 
 SoftBodies load_soft(Reader& r) {
@@ -239,6 +241,8 @@ SoftBodies load_soft(Reader& r) {
   s.surface = load_mesh(r);
   s.embed_node = r.array<std::array<int32_t, 4>>();
   s.embed_weight = r.array<std::array<double, 4>>();
+  s.contact_slots = r.array<uint32_t>();
+  s.contact_slot_weights = r.array<double>();
   const std::size_t n = s.x.size();
   for (std::size_t k : {s.v.size(), s.rest.size(), s.mass.size(), s.pinned.size(), s.touches.size(), s.pin_target.size()})
     if (k != n) r.damaged("soft bodies' node arrays of different lengths");

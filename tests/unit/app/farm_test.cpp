@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using eddy::testing::CliTest;
 
-// A block of water falling in a tank, 12 frames: particles and a mesh per frame.
+// A block of water falling in a tank, 12 frames: particles, a mesh and a VDB per frame.
 const char* kGraph = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 12], "fps": 24,
   "nodes": [
     {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0.2, 0.2, 0.2], "size": [0.4, 0.4, 0.4]}},
@@ -27,7 +27,8 @@ const char* kGraph = R"({"format": "eddy-graph", "version": 1, "frame_range": [1
     {"id": "to_vdb", "type": "PrimToVDBPointDataGrid"},
     {"id": "liquid", "type": "SmoothLiquidSDF", "params": {"Dx": 0.008}},
     {"id": "mesher", "type": "SDFToPrim"},
-    {"id": "obj", "type": "WriteMesh", "params": {"path": "mesh/surface.$F4.obj"}}
+    {"id": "obj", "type": "WriteMesh", "params": {"path": "mesh/surface.$F4.obj"}},
+    {"id": "vdb", "type": "WriteVDB", "params": {"path": "vdb/liquid.$F4.vdb"}}
   ],
   "links": [
     {"from": "tank.colliders", "to": "water.colliders"},
@@ -37,7 +38,8 @@ const char* kGraph = R"({"format": "eddy-graph", "version": 1, "frame_range": [1
     {"from": "solver.particles", "to": "to_vdb.particles"},
     {"from": "to_vdb.vdb", "to": "liquid.vdb"},
     {"from": "liquid.sdf", "to": "mesher.sdf"},
-    {"from": "mesher.mesh", "to": "obj.mesh"}
+    {"from": "mesher.mesh", "to": "obj.mesh"},
+    {"from": "liquid.sdf", "to": "vdb.vdb"}
   ]})";
 
 std::string bytes_of(const fs::path& p) {
@@ -102,7 +104,7 @@ TEST_F(FarmTest, DryRunJobsRunInOrderWriteTheFilesOfLocalRuns) {
     r = eddy("run " + g + " --frames 1-12 --set solver.xsph=" + value + " --out " + local.string());
     ASSERT_EQ(r.status, 0) << r.output;
     ASSERT_EQ(outputs(variant), outputs(local)) << value;
-    EXPECT_EQ(outputs(local).size(), 24u);
+    EXPECT_EQ(outputs(local).size(), 36u);
     for (const auto& f : outputs(local)) EXPECT_EQ(bytes_of(variant / f), bytes_of(local / f)) << value << " " << f;
   }
   EXPECT_NE(bytes_of(farm / "solver.xsph=0.0" / "particles" / "p.0012.ply"),

@@ -43,6 +43,8 @@ Outputs sample_outputs() {
   SoftBodies s = make_cloth(grid_mesh(vec3(0.f, 1.f, 0.f), vec3(1.f, 0.f, 0.f), vec3(0.f, 0.f, 1.f), 3, 2), mat, "flag");
   s.pin_box(0, Vec3d(-1, 0, -1), Vec3d(-0.4, 2, 1));
   s.v[1] = Vec3d(0.125, -3.5, 1e-9);
+  s.contact_slots = {4, 1};
+  s.contact_slot_weights = {2.5, 1e3};
   Outputs out;
   out["particles"] = Value::make(std::move(p));
   out["mesh"] = Value::make(std::move(m));
@@ -85,6 +87,8 @@ TEST(Checkpoint, EveryValueComesBackBitForBit) {
   EXPECT_EQ(so.pinned, si.pinned);
   EXPECT_EQ(so.tris, si.tris);
   EXPECT_EQ(so.surface.quads, si.surface.quads);
+  EXPECT_EQ(so.contact_slots, si.contact_slots);
+  EXPECT_EQ(so.contact_slot_weights, si.contact_slot_weights);
   EXPECT_EQ(back->at("mesh").as<Mesh>()->velocities.size(), in.at("mesh").as<Mesh>()->points.size());
 }
 

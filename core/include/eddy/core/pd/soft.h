@@ -71,6 +71,13 @@ struct SoftBodies {
   Mesh surface;
   std::vector<std::array<int32_t, 4>> embed_node;
   std::vector<std::array<double, 4>> embed_weight;
+  // The solver's contact slots when the state was stored (PdSolver: the
+  // points near a surface that have room for a contact in its factored
+  // matrix, in order, and their weights). Part of the state because they
+  // shape the next steps (a slot softens its point's moves), so a solver
+  // loaded from it steps as the one that stored it. Empty: none yet.
+  std::vector<uint32_t> contact_slots;
+  std::vector<double> contact_slot_weights;
 
   std::size_t size() const { return x.size(); }
   double total_mass() const;

@@ -171,6 +171,9 @@ class PdSystem {
   // Contact slots on the proxies `which` with weights w (a refactorisation).
   void set_contact_slots(const std::vector<uint32_t>& which, const std::vector<double>& w);
   bool has_slot(uint32_t proxy) const { return proxy < slot_.size() && slot_[proxy] >= 0; }
+  // The slots' points (proxies) and weights, as set_contact_slots took them.
+  const std::vector<uint32_t>& slot_proxies() const { return slot_proxy_; }
+  const std::vector<double>& slot_weights() const { return slot_w_; }
   // The step's contacts; each contact's proxy must have a slot.
   void set_contacts(std::vector<PdContact> contacts);
   const std::vector<PdContact>& contacts() const { return contacts_; }
