@@ -2,7 +2,8 @@
 # Installs the Debian packages Eddy builds with, and only those that are missing
 # (Chromium is for the editor's browser tests, clang and its runtimes for the fuzz
 # targets; pybind11, numpy and pytest for the Python module, Blender and Xvfb
-# for its add-on's tests; Node.js and npm come with the machine).
+# for its add-on's tests; Slurm and munge for the farm's test on a private
+# one-node cluster; Node.js and npm come with the machine).
 # Quiet and quick when everything is already there: one dpkg-query, no apt-get.
 set -euo pipefail
 
@@ -15,6 +16,7 @@ packages=(
   chromium
   pybind11-dev python3-dev python3-numpy python3-pytest
   blender xvfb xauth
+  slurm-wlm munge
 )
 
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '$4 == "installed" {print $1}' || true)
