@@ -293,6 +293,14 @@ Plan make_plan(Registry& registry, const FarmOptions& o, const std::string& exe)
   p.jobs_dir = fs::absolute(o.jobs_dir.empty() ? fs::path(o.out_dir) / "farm" / p.o.name : fs::path(o.jobs_dir))
                    .lexically_normal()
                    .string();
+  // Paths and names go into #SBATCH lines, which Slurm splits at spaces and expands at %.
+  for (const auto& [what, text] : {std::pair<std::string, std::string>{"--out", fs::absolute(o.out_dir).string()},
+                                   {"--jobs-dir", p.jobs_dir}})
+    if (text.find_first_of(" \t\n%") != std::string::npos)
+      throw Error(what + " " + text + ": Slurm's #SBATCH lines take no spaces or % in a path");
+  for (char c : o.partition)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != ',')
+      throw Error("--partition " + o.partition + ": letters, digits, _, - and , only");
   p.variants = make_variants(o);
   const PreparedGraph g = prepare_graph(registry, p.graph, o.overrides, o.frames);
   p.first = g.first;

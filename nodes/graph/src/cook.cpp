@@ -73,6 +73,9 @@ uint64_t CookEngine::signature(const std::string& node, int frame) {
   auto own = [&](int f, uint64_t previous) {
     Hasher h;
     h.str(gn->type).str(node).pod(gn->bypass);
+    // The timeline a frame number means (checkpoints and farm markers are
+    // compared across processes by these signatures).
+    h.pod(graph_.fps).pod(graph_.frame_start);
     for (const auto& [name, value] : gn->params) h.str(name).str(to_display(value));
     // Animated parameters: their definitions, and the frame (they vary with it).
     for (const auto& [name, a] : gn->anims)
@@ -180,7 +183,15 @@ uint64_t CookEngine::output_signature(const std::string& node, int frame) {
 std::shared_ptr<const Outputs> CookEngine::restore(const std::string& node, int frame) {
   if (options_.checkpoint_dir.empty()) return nullptr;
   const uint64_t sig = signature(node, frame);
-  auto out = read_checkpoint(options_.checkpoint_dir, node, frame, sig);
+  std::shared_ptr<const Outputs> out;
+  try {
+    out = read_checkpoint(options_.checkpoint_dir, node, frame, sig);
+  } catch (const Error& e) {
+    // A damaged checkpoint (a disk that filled up, a copy cut short) is
+    // as good as none: the frame is cooked again and the file replaced.
+    if (observer_) observer_->node_warning(node, frame, std::string(e.what()) + "; cooking the frame again");
+    return nullptr;
+  }
   if (!out) return nullptr;
   store(node, sig, out);
   if (observer_) observer_->node_restored(node, frame);

@@ -11,36 +11,12 @@
 #include <sstream>
 
 #include "cli_fixture.h"
+#include "tank_shot.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using eddy::testing::CliTest;
-
-// A block of water falling in a tank, 12 frames: particles, a mesh and a VDB per frame.
-const char* kGraph = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 12], "fps": 24,
-  "nodes": [
-    {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0.2, 0.2, 0.2], "size": [0.4, 0.4, 0.4]}},
-    {"id": "water", "type": "FluidBox", "params": {"center": [0.1, 0.15, 0.1], "size": [0.12, 0.2, 0.12], "particle_radius": 0.006}},
-    {"id": "solver", "type": "PBFSolver"},
-    {"id": "points", "type": "WriteParticles", "params": {"path": "particles/p.$F4.ply"}},
-    {"id": "to_vdb", "type": "PrimToVDBPointDataGrid"},
-    {"id": "liquid", "type": "SmoothLiquidSDF", "params": {"Dx": 0.008}},
-    {"id": "mesher", "type": "SDFToPrim"},
-    {"id": "obj", "type": "WriteMesh", "params": {"path": "mesh/surface.$F4.obj"}},
-    {"id": "vdb", "type": "WriteVDB", "params": {"path": "vdb/liquid.$F4.vdb"}}
-  ],
-  "links": [
-    {"from": "tank.colliders", "to": "water.colliders"},
-    {"from": "water.particles", "to": "solver.particles"},
-    {"from": "tank.colliders", "to": "solver.colliders"},
-    {"from": "solver.particles", "to": "points.particles"},
-    {"from": "solver.particles", "to": "to_vdb.particles"},
-    {"from": "to_vdb.vdb", "to": "liquid.vdb"},
-    {"from": "liquid.sdf", "to": "mesher.sdf"},
-    {"from": "mesher.mesh", "to": "obj.mesh"},
-    {"from": "liquid.sdf", "to": "vdb.vdb"}
-  ]})";
 
 std::string bytes_of(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -71,7 +47,7 @@ class FarmTest : public CliTest {
 };
 
 TEST_F(FarmTest, DryRunJobsRunInOrderWriteTheFilesOfLocalRuns) {
-  const std::string g = write("shot.eddy.json", kGraph);
+  const std::string g = write("shot.eddy.json", eddy::testing::kTankShot);
   const fs::path farm = dir / "farm";
   const std::string submit =
       "farm submit " + g + " --frames 1-12 --chunk 4 --wedge solver.xsph=0.0,0.05 --dry-run --out " + farm.string();
@@ -104,7 +80,7 @@ TEST_F(FarmTest, DryRunJobsRunInOrderWriteTheFilesOfLocalRuns) {
     r = eddy("run " + g + " --frames 1-12 --set solver.xsph=" + value + " --out " + local.string());
     ASSERT_EQ(r.status, 0) << r.output;
     ASSERT_EQ(outputs(variant), outputs(local)) << value;
-    EXPECT_EQ(outputs(local).size(), 36u);
+    EXPECT_EQ(outputs(local).size(), 48u);  // cache, particles, mesh, VDB
     for (const auto& f : outputs(local)) EXPECT_EQ(bytes_of(variant / f), bytes_of(local / f)) << value << " " << f;
   }
   EXPECT_NE(bytes_of(farm / "solver.xsph=0.0" / "particles" / "p.0012.ply"),
@@ -138,7 +114,7 @@ TEST_F(FarmTest, DryRunJobsRunInOrderWriteTheFilesOfLocalRuns) {
 }
 
 TEST_F(FarmTest, BadInputIsNamed) {
-  const std::string g = write("shot.eddy.json", kGraph);
+  const std::string g = write("shot.eddy.json", eddy::testing::kTankShot);
   const std::string base = "farm submit " + g + " --dry-run --out " + out();
   struct Case {
     std::string args, message;

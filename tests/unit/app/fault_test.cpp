@@ -21,6 +21,7 @@
 #include "eddy/core/ply.h"
 #include "eddy/surfacing/surfacing.h"
 #include "cli_fixture.h"
+#include "tank_shot.h"
 
 extern char** environ;
 
@@ -29,34 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using eddy::testing::CliTest;
-
-// A block of water falling in a tank (6,144 particles, 12 frames), cached by
-// FileCache, then written as particles, surfaced to a mesh and a VDB.
-const char* kGraph = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 12], "fps": 24,
-  "nodes": [
-    {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0.2, 0.2, 0.2], "size": [0.4, 0.4, 0.4]}},
-    {"id": "water", "type": "FluidBox", "params": {"center": [0.1, 0.15, 0.1], "size": [0.16, 0.24, 0.16], "particle_radius": 0.005}},
-    {"id": "solver", "type": "PBFSolver"},
-    {"id": "cache", "type": "FileCache", "params": {"path": "cache/p.$F4.ply"}},
-    {"id": "points", "type": "WriteParticles", "params": {"path": "particles/p.$F4.ply"}},
-    {"id": "to_vdb", "type": "PrimToVDBPointDataGrid"},
-    {"id": "liquid", "type": "SmoothLiquidSDF", "params": {"Dx": 0.005}},
-    {"id": "mesher", "type": "SDFToPrim"},
-    {"id": "obj", "type": "WriteMesh", "params": {"path": "mesh/surface.$F4.obj"}},
-    {"id": "vdb", "type": "WriteVDB", "params": {"path": "vdb/fluid.$F4.vdb"}}
-  ],
-  "links": [
-    {"from": "tank.colliders", "to": "water.colliders"},
-    {"from": "water.particles", "to": "solver.particles"},
-    {"from": "tank.colliders", "to": "solver.colliders"},
-    {"from": "solver.particles", "to": "cache.particles"},
-    {"from": "cache.particles", "to": "points.particles"},
-    {"from": "cache.particles", "to": "to_vdb.particles"},
-    {"from": "to_vdb.vdb", "to": "liquid.vdb"},
-    {"from": "liquid.sdf", "to": "mesher.sdf"},
-    {"from": "mesher.mesh", "to": "obj.mesh"},
-    {"from": "liquid.sdf", "to": "vdb.vdb"}
-  ]})";
 
 // Final names (no leading '.': temporary files are hidden), relative to `dir`.
 std::vector<std::string> final_files(const fs::path& dir) {
@@ -93,7 +66,7 @@ void read_back(const fs::path& p) {
 using FaultTest = CliTest;
 
 TEST_F(FaultTest, KilledMidCookLeavesCompleteFilesAndARerunResumes) {
-  const std::string g = write("g.eddy.json", kGraph);
+  const std::string g = write("g.eddy.json", eddy::testing::kTankShot);
   const fs::path ref = dir / "ref", cut = dir / "cut";
   // The uninterrupted run.
   auto r = eddy("run " + g + " --threads 2 --out " + ref.string());
@@ -142,7 +115,7 @@ TEST_F(FaultTest, KilledMidCookLeavesCompleteFilesAndARerunResumes) {
 // before left, then everything downstream in chunks of its own, writes the
 // files of one uninterrupted run; a rerun with --skip-done cooks nothing.
 TEST_F(FaultTest, ASimulationInChunksThenItsDownstreamWriteTheFilesOfOneRun) {
-  const std::string g = write("g.eddy.json", kGraph);
+  const std::string g = write("g.eddy.json", eddy::testing::kTankShot);
   const fs::path ref = dir / "ref", farm = dir / "farm";
   auto r = eddy("run " + g + " --threads 2 --frames 1-6 --out " + ref.string());
   ASSERT_EQ(r.status, 0) << r.output;

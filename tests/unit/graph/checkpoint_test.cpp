@@ -146,6 +146,15 @@ TEST(Checkpoint, TheCookEngineResumesFromOne) {
   EXPECT_EQ(std::memcmp(got->P(), want->P(), got->size() * sizeof(Vec3f)), 0);
   EXPECT_EQ(resumed.output_signature("int", 6), straight.output_signature("int", 6));
 
+  // A damaged checkpoint is as good as none: frame 4 is cooked again from frame 3's.
+  write_file_atomic(checkpoint_path(o.checkpoint_dir, "int", 4), "EDDYSTATE\ncut");
+  testing::cook_count("Integrator") = 0;
+  CookEngine repaired(r, parse_graph(text, r, ""), o);
+  const auto again = repaired.cook("int", 4)->at("points").as<Points>();
+  EXPECT_EQ(testing::cook_count("Integrator"), 1);
+  EXPECT_EQ(std::memcmp(again->P(), straight.cook("int", 4)->at("points").as<Points>()->P(), again->size() * sizeof(Vec3f)), 0);
+  EXPECT_NE(read_checkpoint(o.checkpoint_dir, "int", 4, repaired.output_signature("int", 4)), nullptr);
+
   o.cook_stateful = false;
   CookEngine post(r, parse_graph(text, r, ""), o);
   EXPECT_NO_THROW(post.cook("int", 6));
