@@ -6,13 +6,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
 #include "eddy/core/error.h"
 #include "eddy/core/io.h"
+#include "eddy/graph/checkpoint.h"
 #include "eddy/graph/cook.h"
 
 namespace eddy::app {
@@ -120,8 +123,14 @@ std::vector<Variant> make_variants(const FarmOptions& o) {
       }
     out = next;
   }
-  for (Variant& v : out)
+  std::map<std::string, std::string> folders;  // folder -> the variant that has it
+  for (Variant& v : out) {
     if (!v.label.empty()) v.dir = (fs::path(v.dir) / folder_name(v.label)).string();
+    const auto [it, fresh] = folders.emplace(v.dir, v.label);
+    if (!fresh)
+      throw Error("--wedge: variants " + it->second + " and " + v.label + " would share the folder " + v.dir +
+                  " (a value given twice?)");
+  }
   return out;
 }
 
@@ -148,6 +157,18 @@ void read_disk(Plan& p, Registry& registry) {
         if (p.stateful) cell.sim_done = cell.sim_done && DoneMarker(p.variants[v].dir, p.graph, "sim", e, sim, f).done();
         cell.post_done = cell.post_done && DoneMarker(p.variants[v].dir, p.graph, "post", e, post, f).done();
       }
+      // Simulated means the chunk's last checkpoints are there too (the
+      // downstream reads them; a deleted checkpoints folder is simulated again).
+      const std::string ck = (fs::path(p.variants[v].dir) / "checkpoints").string();
+      for (const std::string& id : sim) {
+        if (!cell.sim_done) break;
+        try {
+          const int f = p.chunks[c].second;
+          cell.sim_done = checkpoint_signature(checkpoint_path(ck, id, f)) == e.output_signature(id, f);
+        } catch (const Error&) {
+          cell.sim_done = false;
+        }
+      }
     }
   }
 }
@@ -156,18 +177,35 @@ void read_disk(Plan& p, Registry& registry) {
 struct Queued {
   std::string id, name, state;
 };
+// The ids submit.sh recorded (one per line).
+std::set<std::string> submitted_ids(const std::string& jobs_dir) {
+  std::set<std::string> ids;
+  std::ifstream in(fs::path(jobs_dir) / "submitted");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) ids.insert(line);
+  return ids;
+}
+
 std::vector<Queued> read_queue(const Plan& p) {
   std::string names = p.post_name();
   for (std::size_t v = 0; v < p.variants.size(); ++v)
     for (std::size_t c = 0; c < p.chunks.size(); ++c) names += "," + p.sim_name(v, c);
-  const Ran r = shell("squeue -r --noheader --format='%i|%j|%T' --name=" + quote(names));
+  const Ran r = shell("squeue -r --noheader --format='%i|%j|%T|%r' --name=" + quote(names));
   if (r.status != 0) throw Error("squeue failed: " + r.output);
+  // Only this submission's jobs (another shot may use the same names), and
+  // not those Slurm will cancel (a dependency that failed).
+  const std::set<std::string> ours = submitted_ids(p.jobs_dir);
   std::vector<Queued> out;
   std::istringstream in(r.output);
   for (std::string line; std::getline(in, line);) {
-    const auto a = line.find('|'), b = line.rfind('|');
-    if (a == std::string::npos || a == b) continue;
-    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+    std::vector<std::string> f(1);
+    for (char c : line) {
+      if (c == '|') f.emplace_back();
+      else f.back().push_back(c);
+    }
+    if (f.size() != 4 || !ours.count(f[0].substr(0, f[0].find('_')))) continue;
+    if (f[3] == "DependencyNeverSatisfied") continue;
+    out.push_back({f[0], f[1], f[2]});
   }
   return out;
 }
@@ -213,7 +251,8 @@ std::string write_jobs(const Plan& p) {
                     std::to_string(p.first) + "-" + std::to_string(p.last) + " in chunks of " +
                     std::to_string(p.o.chunk) + ", " + std::to_string(p.variants.size()) +
                     " variant(s). Written by eddy farm submit.\nset -euo pipefail\ncd " + quote(p.jobs_dir) + "\n";
-  sub += "job() { local id; id=$(sbatch --parsable \"$@\"); echo \"${id%%;*}\"; }\n";
+  // Each job's id goes to `submitted`: the queue's jobs are this submission's by id, not only by name.
+  sub += "job() { local id; id=$(sbatch --parsable \"$@\"); id=${id%%;*}; echo \"$id\" >> submitted; echo \"$id\"; }\n";
   std::map<std::pair<std::size_t, std::size_t>, std::string> sim_dep;  // what a chunk's frames wait on
   int jobs = 0;
   for (std::size_t v = 0; v < p.variants.size() && p.stateful; ++v) {
@@ -255,7 +294,9 @@ std::string write_jobs(const Plan& p) {
                       header(p, p.post_name(), "%x.%A_%a.log") + "case \"$SLURM_ARRAY_TASK_ID\" in\n" + cases +
                           "  *) echo \"eddy farm: no task $SLURM_ARRAY_TASK_ID in this array\" >&2; exit 2 ;;\nesac\n");
     // Held while each task is told which chain job it waits on, then released.
-    sub += "post=$(job --hold --array=" + indices + " post.sh)\n" + updates + "scontrol release \"$post\"\n";
+    sub += "post=$(job --hold --array=" + indices + " post.sh)\n";
+    // Released whatever happens next: a failed update must not leave it held for ever.
+    sub += "trap 'scontrol release \"$post\"' EXIT\n" + updates;
     sub += "echo \"" + p.post_name() + " (tasks " + indices + "): job array $post\"\n";
   }
   return jobs ? sub : "";
@@ -354,6 +395,17 @@ int farm_submit(Registry& registry, const FarmOptions& o, const std::string& exe
   if (!o.dry_run) {
     need_slurm("eddy farm submit");
     mark_queued(p, read_queue(p));
+  }
+  if (!o.dry_run) {
+    // Slurm refuses array indices from MaxArraySize up (1001 by default).
+    const Ran cfg = shell("scontrol show config");
+    const auto at = cfg.output.find("MaxArraySize");
+    const std::size_t limit = at == std::string::npos ? 1001 : std::stoul(cfg.output.substr(cfg.output.find('=', at) + 1));
+    const std::size_t top = p.task(p.variants.size() - 1, p.chunks.size() - 1);
+    if (top >= limit)
+      throw Error("--chunk " + std::to_string(o.chunk) + ": " + std::to_string(top + 1) +
+                  " downstream tasks (variants x chunks) are more than this Slurm's MaxArraySize " +
+                  std::to_string(limit) + " allows: make the chunks longer");
   }
   const std::string sub = write_jobs(p);
   write_file_atomic((fs::path(p.jobs_dir) / "plan.json").string(), plan_json(p).dump(2) + "\n");

@@ -142,6 +142,7 @@ void Points::append(const Points& other) {
         a.data);
   }
   if (radius == 0.0f) radius = other.radius;
+  detail.insert(other.detail.begin(), other.detail.end());  // this set's own values win
 }
 
 std::size_t Points::memory_bytes() const {

@@ -36,7 +36,7 @@ eval "$env_lines"
 
 # A short, light shot: fewer, larger particles, more substeps (the
 # simulation's frames take long enough to kill a job between two of them).
-sets=(--set water.particle_radius=0.004 --set solver.substeps=48 --set solver.max_substeps=48 --set liquid.Dx=0.006)
+sets=(--set water.particle_radius=0.004 --set solver.substeps=96 --set solver.max_substeps=96 --set liquid.Dx=0.006)
 out=$dir/out
 jobs=$out/farm/lemon
 "$eddy" farm submit "$graph" --frames 1-6 --chunk 3 --wedge solver.xsph=0.0,0.05 --threads 1 --name lemon \
@@ -71,6 +71,10 @@ scontrol show job "$victim" | grep -q "JobState=CANCELLED" || fail "job $victim:
 "$eddy" farm status --jobs-dir "$jobs" > "$dir/status.log" 2>&1 || fail "status: $(cat "$dir/status.log")"
 grep -q "frames: 9 done, 0 pending, 3 failed" "$dir/status.log" || fail "status after the kill: $(cat "$dir/status.log")"
 
+# The last frame the killed job finished (4, or 5 when the kill came late).
+last=4
+[[ -f $v0/checkpoints/solver/solver.0005.eddystate ]] && last=5
+
 # The resubmission: variant 0's second chain job and its downstream task only.
 "$eddy" farm resubmit --jobs-dir "$jobs" > "$dir/resubmit.log" 2>&1 || fail "resubmit: $(cat "$dir/resubmit.log")"
 grep -q "eddy.lemon.sim.v0.c1 (frames 4-6)" "$dir/resubmit.log" || fail "resubmit: $(cat "$dir/resubmit.log")"
@@ -79,10 +83,11 @@ if grep -q "sim.v1\|sim.v0.c0" "$dir/resubmit.log"; then fail "resubmitted what 
 drain 300
 "$eddy" farm status --jobs-dir "$jobs" > "$dir/status.log" 2>&1
 grep -q "frames: 12 done, 0 pending, 0 failed" "$dir/status.log" || fail "status at the end: $(cat "$dir/status.log")"
-# It resumed: frame 4 was done before (skipped), frame 5 started from frame 4's checkpoint.
+# It resumed: the frames the killed job finished were skipped, the next one
+# started from the last one's checkpoint.
 log=$(ls -t "$jobs"/logs/eddy.lemon.sim.v0.c1.*.log | head -1)
-grep -q "frame 4 done before" "$log" || fail "the resubmitted job did not skip frame 4: $(cat "$log")"
-grep -q "frame 4 solver: taken from its checkpoint" "$log" || fail "no resume from frame 4: $(cat "$log")"
+grep -q "frame $last done before" "$log" || fail "the resubmitted job did not skip frame $last: $(cat "$log")"
+grep -q "frame $last solver: taken from its checkpoint" "$log" || fail "no resume from frame $last: $(cat "$log")"
 if grep -q "frame [123] solver: [0-9]* particles" "$log"; then fail "the resubmitted job simulated frames 1-3 again"; fi
 
 # Every file the farm wrote is the local run's.

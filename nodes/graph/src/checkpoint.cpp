@@ -14,7 +14,7 @@ namespace eddy {
 namespace {
 
 constexpr char kMagic[] = "EDDYSTATE\n";
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: points carry their detail values
 
 // Appends plain values, strings and arrays to a byte string.
 struct Writer {
@@ -105,6 +105,11 @@ void save(Writer& w, const Points& p) {
     w.pod(uint8_t(a.type));
     w.out.append(static_cast<const char*>(p.data(a)), p.size() * attrib_size(a.type));
   }
+  w.pod(uint32_t(p.detail.size()));
+  for (const auto& [name, values] : p.detail) {
+    w.str(name);
+    w.array(values);
+  }
 }
 
 Points load_points(Reader& r) {
@@ -118,6 +123,11 @@ Points load_points(Reader& r) {
     if (type > uint8_t(AttribType::Vec3)) r.damaged("an attribute of unknown type");
     p.add(name, AttribType(type));
     r.take(p.data(*p.find(name)), p.size() * attrib_size(AttribType(type)));
+  }
+  const auto details = r.pod<uint32_t>();
+  for (uint32_t k = 0; k < details; ++k) {
+    const std::string name = r.str();
+    p.detail[name] = r.array<double>();
   }
   return p;
 }
@@ -137,6 +147,15 @@ Mesh load_mesh(Reader& r) {
   m.quads = r.array<std::array<int32_t, 4>>();
   m.normals = r.array<Vec3f>();
   m.velocities = r.array<Vec3f>();
+  const std::size_t n = m.points.size();
+  for (const auto& t : m.triangles)
+    for (int32_t i : t)
+      if (i < 0 || std::size_t(i) >= n) r.damaged("a face naming point " + std::to_string(i) + " of " + std::to_string(n));
+  for (const auto& q : m.quads)
+    for (int32_t i : q)
+      if (i < 0 || std::size_t(i) >= n) r.damaged("a face naming point " + std::to_string(i) + " of " + std::to_string(n));
+  if ((!m.normals.empty() && m.normals.size() != n) || (!m.velocities.empty() && m.velocities.size() != n))
+    r.damaged("normals or velocities not one per point");
   return m;
 }
 
@@ -243,9 +262,30 @@ SoftBodies load_soft(Reader& r) {
   s.embed_weight = r.array<std::array<double, 4>>();
   s.contact_slots = r.array<uint32_t>();
   s.contact_slot_weights = r.array<double>();
+  // Every index in range: the solver reads through them unchecked.
   const std::size_t n = s.x.size();
   for (std::size_t k : {s.v.size(), s.rest.size(), s.mass.size(), s.pinned.size(), s.touches.size(), s.pin_target.size()})
     if (k != n) r.damaged("soft bodies' node arrays of different lengths");
+  if ((!s.attach.empty() && s.attach.size() != n) || (!s.attach_local.empty() && s.attach_local.size() != n))
+    r.damaged("soft bodies' attachments not one per node");
+  auto node = [&](int32_t i) {
+    if (i < 0 || std::size_t(i) >= n) r.damaged("an element naming node " + std::to_string(i) + " of " + std::to_string(n));
+  };
+  for (const auto& t : s.tets)
+    for (int32_t i : t) node(i);
+  for (const auto& t : s.tris)
+    for (int32_t i : t) node(i);
+  const std::size_t sp = s.surface.points.size();
+  if (s.embed_node.size() != sp || s.embed_weight.size() != sp) r.damaged("surface embedding not one per surface point");
+  for (std::size_t k = 0; k < sp; ++k)
+    for (std::size_t j = 0; j < 4; ++j)
+      if (s.embed_weight[k][j] != 0) node(s.embed_node[k][j]);
+  for (const SoftObject& o : s.objects)
+    if (o.node_begin > o.node_end || o.node_end > n || o.tet_begin > o.tet_end || o.tet_end > s.tets.size() ||
+        o.tri_begin > o.tri_end || o.tri_end > s.tris.size() || o.surface_point_begin > o.surface_point_end ||
+        o.surface_point_end > sp)
+      r.damaged("object '" + o.name + "' ranging outside the arrays");
+  if (s.contact_slot_weights.size() != s.contact_slots.size()) r.damaged("contact slots without their weights");
   return s;
 }
 
@@ -318,6 +358,8 @@ std::shared_ptr<const Outputs> read_checkpoint(const std::string& dir, const std
   const std::string path = checkpoint_path(dir, node, frame);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+  // The header first: a checkpoint of other parameters is not read whole.
+  if (checkpoint_signature(path) != signature) return nullptr;
   const std::string data = read_file(path, "checkpoint");
   Reader r{data, path};
   const Header h = read_header(r);
@@ -338,9 +380,19 @@ std::shared_ptr<const Outputs> read_checkpoint(const std::string& dir, const std
 }
 
 uint64_t checkpoint_signature(const std::string& path) {
-  const std::string data = read_file(path, "checkpoint");
-  Reader r{data, path};
-  return read_header(r).signature;
+  // Magic, version and signature: the first 22 bytes.
+  std::string head(sizeof kMagic - 1 + 4 + 8, '\0');
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(path + ": cannot open the checkpoint");
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  Reader r{head, path};
+  char magic[sizeof kMagic - 1];
+  r.take(magic, sizeof magic);
+  if (std::memcmp(magic, kMagic, sizeof magic) != 0) r.damaged("not a checkpoint");
+  const auto version = r.pod<uint32_t>();
+  if (version != kVersion) r.damaged("format version " + std::to_string(version) + ", not " + std::to_string(kVersion));
+  return r.pod<uint64_t>();
 }
 
 }  // namespace eddy

@@ -29,6 +29,7 @@ Outputs sample_outputs() {
   p.get_int("id")[2] = 7;
   p.add("density", AttribType::Float);
   p.get_float("density")[1] = 999.25f;
+  p.detail["sph.boundary_region"] = {-1.0, 0.0, 0.5, 1.0, 2.0, 3.25};
   Mesh m = box_mesh(vec3(0.f, 0.f, 0.f), vec3(1.f, 2.f, 3.f));
   m.velocities.assign(m.points.size(), vec3(0.f, -1.f, 0.f));
   Bodies b;
@@ -74,6 +75,7 @@ TEST(Checkpoint, EveryValueComesBackBitForBit) {
   EXPECT_EQ(p.get_int("id")[2], 7);
   EXPECT_EQ(p.get_float("density")[1], 999.25f);
   EXPECT_EQ(p.P()[1].z, -1.0f / 4.0f);
+  EXPECT_EQ(p.detail, in.at("particles").as<Points>()->detail);
   const auto& bo = *back->at("bodies").as<Bodies>();
   EXPECT_EQ(bo.name[0], "crate");
   EXPECT_EQ(bo.geometry[0].shape, BodyShape::Capsule);

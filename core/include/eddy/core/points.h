@@ -8,6 +8,7 @@
 // radius in metres (spacing of an emitted lattice is 2 * radius).
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -81,6 +82,12 @@ class Points {
   std::size_t memory_bytes() const;
 
   float radius = 0.0f;
+  // Detail values: numbers that belong to the set, not to a point (as
+  // Houdini's detail attributes), by name. Solvers keep here what of their
+  // state is not per particle (SPH: the speed it expects, the region its
+  // boundary samples cover), so that a solver loaded from its own output
+  // steps as the one that stored it. Writers of point formats drop them.
+  std::map<std::string, std::vector<double>, std::less<>> detail;
 
  private:
   std::size_t size_ = 0;

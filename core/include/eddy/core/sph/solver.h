@@ -24,6 +24,7 @@
 // wcsph.h and dfsph.h each method's own, walls.h the boundary handling
 // (boundary particles, spring-damper, friction), surface_tension.h the
 // surface tension models.
+#include <array>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -147,7 +148,17 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     if (!(pts.radius > 0.0f)) throw Error("SPH: particles have no radius (points.radius must be > 0)");
     if (pts.size() > 0xfffffff0u) throw Error("SPH: too many particles for 32-bit indices");
     n_ = static_cast<uint32_t>(pts.size());
+    // The speed the scene is expected to reach, and the region the boundary
+    // samples cover: estimated from the particles the simulation starts
+    // with, then carried in the output's detail values (a frame loaded from
+    // the one before keeps them, as a solver kept between frames would).
+    const auto kept = [&](const char* name, std::size_t count) -> const std::vector<double>* {
+      const auto it = pts.detail.find(name);
+      return it != pts.detail.end() && it->second.size() == count ? &it->second : nullptr;
+    };
+    const auto* kept_speed = kept(kSphExpectedSpeed, 1);
     expected_ = params_.expected_speed > 0 ? params_.expected_speed
+                : kept_speed               ? float((*kept_speed)[0])
                                            : sph_estimate_speed(pts, colliders_host_, params_.gravity);
     const float c0 = params_.speed_of_sound > 0 ? params_.speed_of_sound : 10.0f * std::max(expected_, 0.1f);
     c_ = sph_constants(params_, pts.radius, c0);
@@ -169,16 +180,32 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     steps_ = 0;
     // The region boundary particles must cover: the particles, grown by
     // their own extent (room to splash), and every finite collider.
-    domain_ = empty_bounds();
-    for (uint32_t i = 0; i < n_; ++i) domain_ = {vmin(domain_.lo, pts.P()[i]), vmax(domain_.hi, pts.P()[i])};
-    if (n_) {
-      const Vec3f grow = (domain_.hi - domain_.lo) + vec3(4.0f * c_.h);
-      domain_ = {domain_.lo - grow, domain_.hi + grow};
+    Bounds3 domain = empty_bounds();
+    if (const auto* d = kept(kSphDomain, 6)) {
+      domain = {vec3(float((*d)[0]), float((*d)[1]), float((*d)[2])), vec3(float((*d)[3]), float((*d)[4]), float((*d)[5]))};
+    } else {
+      for (uint32_t i = 0; i < n_; ++i) domain = {vmin(domain.lo, pts.P()[i]), vmax(domain.hi, pts.P()[i])};
+      if (n_) {
+        const Vec3f grow = (domain.hi - domain.lo) + vec3(4.0f * c_.h);
+        domain = {domain.lo - grow, domain.hi + grow};
+      }
     }
-    boundary_dirty_ = true;
+    // The samples of still colliders are a function of the colliders
+    // (set_colliders marks a change), the region, the spacing and the
+    // particle count's cap: the same again, they are the same samples, and
+    // sampling is skipped. Moving ones are sampled where they are now.
+    const std::size_t cap = std::max<std::size_t>(8u * n_, 4000000u);
+    const std::array<float, 3> how{2.0f * c_.r * params_.boundary_spacing, c_.boundary_depth, c_.h};
+    if (moving_ || !(domain.lo == domain_.lo && domain.hi == domain_.hi) || cap != sample_cap_ || how != sampled_with_)
+      boundary_dirty_ = true;
+    domain_ = domain;
+    sample_cap_ = cap;
+    sampled_with_ = how;
     begin_reactions();
     if (n_) {
-      prepare_boundary(0.0f);
+      // Placed samples of still colliders are where they were (their
+      // volumes too): a frame loaded from the one before keeps them.
+      if (boundary_dirty_ || !boundary_placed_) prepare_boundary(0.0f);
       find_neighbors();
       compute_density();
     }
@@ -199,6 +226,8 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
 
   void store(Points& out) const override {
     store_particles(ex_, out, n_, c_.r, x_, v_, carried_);
+    out.detail[kSphExpectedSpeed] = {expected_};
+    out.detail[kSphDomain] = {domain_.lo.x, domain_.lo.y, domain_.lo.z, domain_.hi.x, domain_.hi.y, domain_.hi.z};
     float* rho = store_attribute(ex_, out, "density", density_);
     for (uint32_t i = 0; i < n_; ++i) rho[i] *= c_.rho0;  // carried as rho / rho0
     out.add("pressure", AttribType::Float);
@@ -330,6 +359,8 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   bool moving_ = false, boundary_dirty_ = true;  // dirty: sample anew
   bool boundary_placed_ = false;                  // the samples stand where their colliders are
   Bounds3 domain_ = empty_bounds();
+  std::size_t sample_cap_ = 0;           // the boundary samples' largest count,
+  std::array<float, 3> sampled_with_{};  // their spacing, depth and the kernel radius, when last sampled
   Vec<Vec3f> x_, v_, a_, normal_, tmp3_;
   Vec<float> density_, pressure_, alpha_, kappa_, kappa_v_, residual_, lap_;
   // DFSPH: sum of pressure x dt over the steps since begin_frame(), and

@@ -18,6 +18,12 @@
 
 namespace eddy {
 
+// The solver's detail values on its particles (Points::detail): the speed
+// it expects the scene to reach (m/s), and the region its boundary samples
+// cover (lo x, y, z, hi x, y, z; m).
+inline constexpr const char* kSphExpectedSpeed = "sph.expected_speed";
+inline constexpr const char* kSphDomain = "sph.boundary_region";
+
 enum class SphMethod : int32_t { Wcsph = 0, Dfsph = 1 };
 enum class SphWalls : int32_t {
   BoundaryParticles = 0,  // Akinci et al. 2012: sampled collider surfaces add density and pressure

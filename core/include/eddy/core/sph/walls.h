@@ -83,7 +83,7 @@ void SphSolverT<Exec>::prepare_boundary(float t) {
     const float spacing = 2.0f * c_.r * params_.boundary_spacing;
     const BoundarySamples bs =
         sample_collider_surfaces(colliders_host_, dom, spacing, c_.boundary_depth,
-                                 std::max<std::size_t>(8u * n_, 4000000u));
+                                 sample_cap_);
     nb_ = static_cast<uint32_t>(bs.local.size());
     ex_.upload(blocal_, bs.local.data(), nb_);
     ex_.upload(bcol_, bs.collider.data(), nb_);

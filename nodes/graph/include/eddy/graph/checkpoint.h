@@ -16,7 +16,7 @@
 // i32 frame, the node id, u32 outputs, then per output its socket, its type
 // name and its payload. Strings: u64 length then bytes; arrays: u64 count
 // then elements. Payloads: points (radius, count, attributes by name, type
-// and bytes), mesh, bodies and soft (every field of the structs).
+// and bytes, detail values by name), mesh, bodies and soft (every field of the structs).
 #include <cstdint>
 #include <memory>
 #include <string>
