@@ -156,10 +156,12 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
       const auto it = pts.detail.find(name);
       return it != pts.detail.end() && it->second.size() == count ? &it->second : nullptr;
     };
+    // (A source's first particles come after the start frame: until there
+    // are some, nothing is estimated, and the region grows as they spread.)
     const auto* kept_speed = kept(kSphExpectedSpeed, 1);
-    expected_ = params_.expected_speed > 0 ? params_.expected_speed
-                : kept_speed               ? float((*kept_speed)[0])
-                                           : sph_estimate_speed(pts, colliders_host_, params_.gravity);
+    expected_ = params_.expected_speed > 0                 ? params_.expected_speed
+                : kept_speed && (*kept_speed)[0] > 0.0 ? float((*kept_speed)[0])
+                                                       : sph_estimate_speed(pts, colliders_host_, params_.gravity);
     const float c0 = params_.speed_of_sound > 0 ? params_.speed_of_sound : 10.0f * std::max(expected_, 0.1f);
     c_ = sph_constants(params_, pts.radius, c0);
     ex_.upload(x_, pts.P(), n_);
@@ -181,14 +183,15 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     // The region boundary particles must cover: the particles, grown by
     // their own extent (room to splash), and every finite collider.
     Bounds3 domain = empty_bounds();
-    if (const auto* d = kept(kSphDomain, 6)) {
+    if (const auto* d = kept(kSphDomain, 6))
       domain = {vec3(float((*d)[0]), float((*d)[1]), float((*d)[2])), vec3(float((*d)[3]), float((*d)[4]), float((*d)[5]))};
-    } else {
-      for (uint32_t i = 0; i < n_; ++i) domain = {vmin(domain.lo, pts.P()[i]), vmax(domain.hi, pts.P()[i])};
-      if (n_) {
-        const Vec3f grow = (domain.hi - domain.lo) + vec3(4.0f * c_.h);
-        domain = {domain.lo - grow, domain.hi + grow};
-      }
+    Bounds3 at = empty_bounds();
+    for (uint32_t i = 0; i < n_; ++i) at = {vmin(at.lo, pts.P()[i]), vmax(at.hi, pts.P()[i])};
+    const bool inside = n_ == 0 || (at.lo.x >= domain.lo.x && at.lo.y >= domain.lo.y && at.lo.z >= domain.lo.z &&
+                                    at.hi.x <= domain.hi.x && at.hi.y <= domain.hi.y && at.hi.z <= domain.hi.z);
+    if (!inside) {  // the particles, grown by their own extent (room to splash), with what was covered
+      const Vec3f grow = (at.hi - at.lo) + vec3(4.0f * c_.h);
+      domain = {vmin(domain.lo, at.lo - grow), vmax(domain.hi, at.hi + grow)};
     }
     // The samples of still colliders are a function of the colliders
     // (set_colliders marks a change), the region, the spacing and the
@@ -226,7 +229,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
 
   void store(Points& out) const override {
     store_particles(ex_, out, n_, c_.r, x_, v_, carried_);
-    out.detail[kSphExpectedSpeed] = {expected_};
+    if (expected_ > 0) out.detail[kSphExpectedSpeed] = {expected_};
     out.detail[kSphDomain] = {domain_.lo.x, domain_.lo.y, domain_.lo.z, domain_.hi.x, domain_.hi.y, domain_.hi.z};
     float* rho = store_attribute(ex_, out, "density", density_);
     for (uint32_t i = 0; i < n_; ++i) rho[i] *= c_.rho0;  // carried as rho / rho0
