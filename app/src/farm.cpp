@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,8 +26,11 @@ using nlohmann::json;
 
 namespace {
 
-// 'text' for the shell, quotes inside escaped.
+// 'text' for the shell, quotes inside escaped (plain words as they are).
 std::string quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+@-") ==
+                        std::string::npos)
+    return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
@@ -235,13 +239,108 @@ std::string header(const Plan& p, const std::string& name, const std::string& lo
   return s + "# Written by eddy farm submit (docs/farm.md).\nset -euo pipefail\n";
 }
 
+// The arguments of a job's `eddy run` (after the program), the same for every scheduler.
+std::vector<std::string> run_args(const Plan& p, const Variant& v, const std::string& part, std::size_t c) {
+  std::vector<std::string> a{"run",     p.graph, "--part",        part,
+                             "--frames", p.frames(c), "--out",       v.dir,
+                             "--checkpoints", (fs::path(v.dir) / "checkpoints").string(), "--skip-done"};
+  for (const std::string& set : v.sets) a.insert(a.end(), {"--set", set});
+  if (p.o.threads > 0) a.insert(a.end(), {"--threads", std::to_string(p.o.threads)});
+  return a;
+}
+
+// The same as one shell command line.
 std::string run_line(const Plan& p, const Variant& v, const std::string& part, std::size_t c) {
-  std::string s = quote(p.exe) + " run " + quote(p.graph) + " --part " + part + " --frames " + p.frames(c) +
-                  " --out " + quote(v.dir) + " --checkpoints " + quote((fs::path(v.dir) / "checkpoints").string()) +
-                  " --skip-done";
-  for (const std::string& set : v.sets) s += " --set " + quote(set);
-  if (p.o.threads > 0) s += " --threads " + std::to_string(p.o.threads);
+  std::string s = quote(p.exe);
+  for (const std::string& a : run_args(p, v, part, c)) s += " " + quote(a);
   return s;
+}
+
+// What the plan leaves to do, for the schedulers whose templates are
+// written from it (OpenJD, OpenCue): every (variant, chunk) simulation and
+// downstream job not done, each with the job it waits on ("" none).
+struct Task {
+  std::string name, part, after;
+  std::size_t v = 0, c = 0;
+};
+std::vector<Task> pending_tasks(const Plan& p) {
+  std::vector<Task> out;
+  for (std::size_t v = 0; v < p.variants.size(); ++v) {
+    std::string prev;
+    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+      const std::string sim = "sim-v" + std::to_string(v) + "-c" + std::to_string(c);
+      std::string on;  // what this chunk's frames wait on
+      if (p.stateful && !p.cells[v][c].sim_done) {
+        out.push_back({sim, "sim", prev, v, c});
+        on = sim;
+      }
+      prev = on;
+      if (!p.cells[v][c].post_done)
+        out.push_back({"post-v" + std::to_string(v) + "-c" + std::to_string(c), "post", on, v, c});
+    }
+  }
+  return out;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+// An Open Job Description template (specification jobtemplate-2023-09; a
+// Deadline Cloud job bundle is the folder that holds it as template.json):
+// a step per job, each depending on the step its frames wait on.
+std::string openjd_template(const Plan& p) {
+  json steps = json::array();
+  for (const Task& t : pending_tasks(p)) {
+    json step;
+    step["name"] = t.name;
+    step["script"]["actions"]["onRun"]["command"] = p.exe;
+    step["script"]["actions"]["onRun"]["args"] = run_args(p, p.variants[t.v], t.part, t.c);
+    if (!t.after.empty()) step["dependencies"] = json::array({json{{"dependsOn", t.after}}});
+    steps.push_back(step);
+  }
+  json j;
+  j["specificationVersion"] = "jobtemplate-2023-09";
+  j["name"] = "eddy " + p.o.name;
+  j["steps"] = steps;
+  return j.dump(2) + "\n";
+}
+
+// An OpenCue job specification (cjsl 1.12): a layer per job, each waiting
+// (LAYER_ON_LAYER) on the layer its frames wait on.
+std::string opencue_spec(const Plan& p) {
+  const char* user = std::getenv("USER");
+  std::string x = "<?xml version=\"1.0\"?>\n<!DOCTYPE spec PUBLIC \"SPI Cue Specification Language\" "
+                  "\"http://localhost:8080/spcue/dtd/cjsl-1.12.dtd\">\n<spec>\n  <facility>local</facility>\n"
+                  "  <show>eddy</show>\n  <shot>" + xml_escape(p.o.name) + "</shot>\n  <user>" +
+                  xml_escape(user && *user ? user : "eddy") + "</user>\n  <job name=\"" + xml_escape(p.o.name) +
+                  "\">\n    <paused>false</paused>\n    <maxretries>2</maxretries>\n    <autoeat>false</autoeat>\n"
+                  "    <env/>\n    <layers>\n";
+  std::string depends;
+  const std::vector<Task> tasks = pending_tasks(p);
+  for (const Task& t : tasks) {
+    const std::string layer = t.name;
+    x += "      <layer name=\"" + layer + "\" type=\"Render\">\n        <cmd>" +
+         xml_escape(run_line(p, p.variants[t.v], t.part, t.c)) + "</cmd>\n        <range>" + p.frames(t.c) +
+         "</range>\n        <chunk>" + std::to_string(p.chunks[t.c].second - p.chunks[t.c].first + 1) +
+         "</chunk>\n" + (p.o.threads > 0 ? "        <cores>" + std::to_string(p.o.threads) + "</cores>\n" : "") +
+         "        <services>\n          <service>shell</service>\n        </services>\n      </layer>\n";
+    if (!t.after.empty())
+      depends += "    <depend type=\"LAYER_ON_LAYER\" anyframe=\"False\">\n      <depjob>" + xml_escape(p.o.name) +
+                 "</depjob>\n      <deplayer>" + layer + "</deplayer>\n      <onjob>" + xml_escape(p.o.name) +
+                 "</onjob>\n      <onlayer>" + t.after + "</onlayer>\n    </depend>\n";
+  }
+  x += "    </layers>\n  </job>\n";
+  if (!depends.empty()) x += "  <depends>\n" + depends + "  </depends>\n";
+  return x + "</spec>\n";
 }
 
 // Writes the job scripts and returns submit.sh's text.
@@ -409,6 +508,10 @@ int farm_submit(Registry& registry, const FarmOptions& o, const std::string& exe
   }
   const std::string sub = write_jobs(p);
   write_file_atomic((fs::path(p.jobs_dir) / "plan.json").string(), plan_json(p).dump(2) + "\n");
+  // The same plan for the other farms' schedulers (docs/farm.md).
+  fs::create_directories(fs::path(p.jobs_dir) / "openjd");
+  write_file_atomic((fs::path(p.jobs_dir) / "openjd" / "template.json").string(), openjd_template(p));
+  write_file_atomic((fs::path(p.jobs_dir) / "opencue.xml").string(), opencue_spec(p));
   std::size_t frames = 0, done = 0;
   for (const auto& row : p.cells)
     for (std::size_t c = 0; c < p.chunks.size(); ++c) {
