@@ -236,7 +236,20 @@ std::string header(const Plan& p, const std::string& name, const std::string& lo
   s += "#SBATCH --kill-on-invalid-dep=yes\n";
   if (!p.o.partition.empty()) s += "#SBATCH --partition=" + p.o.partition + "\n";
   if (p.o.threads > 0) s += "#SBATCH --cpus-per-task=" + std::to_string(p.o.threads) + "\n";
-  return s + "# Written by eddy farm submit (docs/farm.md).\nset -euo pipefail\n";
+  s += "# Written by eddy farm submit (docs/farm.md).\nset -euo pipefail\n";
+  // A failed run (a crash, a killed process: any status but 0, or 2, bad
+  // input, which another try would not mend) puts the job back in the
+  // queue, twice at most; it then resumes from its last complete frame.
+  s += "cook() {\n"
+       "  local rc=0\n"
+       "  \"$@\" || rc=$?\n"
+       "  if [[ $rc != 0 && $rc != 2 && -n ${SLURM_JOB_ID:-} && ${SLURM_RESTART_COUNT:-0} -lt 2 ]]; then\n"
+       "    echo \"eddy farm: eddy exited with status $rc: requeued to resume\" >&2\n"
+       "    scontrol requeue \"$SLURM_JOB_ID\"\n"
+       "  fi\n"
+       "  exit $rc\n"
+       "}\n";
+  return s;
 }
 
 // The arguments of a job's `eddy run` (after the program), the same for every scheduler.
@@ -364,7 +377,7 @@ std::string write_jobs(const Plan& p) {
       else {
         const std::string script = "sim.v" + std::to_string(v) + ".c" + std::to_string(c) + ".sh";
         write_file_atomic((fs::path(p.jobs_dir) / script).string(),
-                          header(p, p.sim_name(v, c), "%x.%j.log") + "exec " + run_line(p, p.variants[v], "sim", c) + "\n");
+                          header(p, p.sim_name(v, c), "%x.%j.log") + "cook " + run_line(p, p.variants[v], "sim", c) + "\n");
         const std::string var = "sim_v" + std::to_string(v) + "_c" + std::to_string(c);
         sub += var + "=$(job" + (prev.empty() ? "" : " --dependency=afterok:" + prev) + " " + script + ")\n";
         sub += "echo \"" + p.sim_name(v, c) + " (frames " + p.frames(c) + "): job $" + var + "\"\n";
@@ -383,7 +396,7 @@ std::string write_jobs(const Plan& p) {
       if (cell.post_done || !cell.post_queued.empty()) continue;
       const std::string t = std::to_string(p.task(v, c));
       indices += (indices.empty() ? "" : ",") + t;
-      cases += "  " + t + ") exec " + run_line(p, p.variants[v], "post", c) + " ;;\n";
+      cases += "  " + t + ") cook " + run_line(p, p.variants[v], "post", c) + " ;;\n";
       const std::string dep = sim_dep[{v, c}];
       if (!dep.empty()) updates += "scontrol update JobId=${post}_" + t + " Dependency=afterok:" + dep + "\n";
       ++jobs;

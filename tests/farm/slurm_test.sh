@@ -2,11 +2,13 @@
 # eddy farm on a real Slurm: a private single-node cluster (slurm_cluster.sh)
 # cooks a short lemon shot submitted by `eddy farm submit`: a 2-value wedge,
 # each variant a simulation chain of 2 jobs and 2 downstream array tasks.
-# One chain job is killed mid-way; its downstream task is cancelled with it;
-# `eddy farm status` counts the frames it left, `eddy farm resubmit` submits
-# them again, the new job resumes from the last frame on disk (and cooks
-# none of the frames before), and every file written equals a local
-# `eddy run` of the same variant, byte for byte.
+# Mid-way, one chain job is cancelled: its downstream task is cancelled with
+# it, `eddy farm status` counts the frames it left, `eddy farm resubmit`
+# submits them again, and the new job resumes from the last frame on disk
+# (cooking none of the frames before). Another chain job's eddy is killed
+# (a crash): the job puts itself back in the queue and resumes on its own.
+# Every file written equals a local `eddy run` of the same variant, byte
+# for byte.
 #   slurm_test.sh BUILD_DIR
 # Exit 77 (skipped) where slurm-wlm and munge are not installed.
 set -euo pipefail
@@ -54,19 +56,35 @@ drain() {
 }
 squeue_names() { echo "eddy.lemon.post,eddy.lemon.sim.v0.c0,eddy.lemon.sim.v0.c1,eddy.lemon.sim.v1.c0,eddy.lemon.sim.v1.c1"; }
 
-# Kill variant 0's second chain job once it has simulated frame 4.
-v0=$out/solver.xsph=0.0
-for ((t = 0; t < 600; t++)); do
-  [[ -f $v0/checkpoints/solver/solver.0004.eddystate ]] && break
-  sleep 0.2
+# Once each variant's second chain job has simulated frame 4: variant 0's
+# job is cancelled (as a user or the farm would; resubmitted by hand below),
+# variant 1's eddy is killed inside its job (a crash: the job puts itself
+# back in the queue and resumes on its own).
+v0=$out/solver.xsph=0.0 v1=$out/solver.xsph=0.05
+cancelled="" crashed=""
+for ((t = 0; t < 1200; t++)); do
+  [[ -n $cancelled && -n $crashed ]] && break
+  if [[ -z $cancelled && -f $v0/checkpoints/solver/solver.0004.eddystate ]]; then
+    cancelled=$(squeue --noheader --format=%i --name=eddy.lemon.sim.v0.c1)
+    [[ -n $cancelled ]] || fail "variant 0's chain job ended before it could be cancelled (make its frames longer)"
+    scancel --signal=KILL "$cancelled" || fail "scancel $cancelled: $(scontrol show job "$cancelled")"
+  fi
+  if [[ -z $crashed && -f $v1/checkpoints/solver/solver.0004.eddystate ]]; then
+    crashed=$(pgrep -f -- "--part sim --frames 4-6 --out $v1 " || true)
+    [[ -n $crashed ]] || fail "variant 1's chain job ended before its eddy could be killed (make its frames longer)"
+    kill -KILL $crashed
+  fi
+  sleep 0.1
 done
-[[ -f $v0/checkpoints/solver/solver.0004.eddystate ]] || fail "frame 4 never simulated: $(squeue -r)"
-victim=$(squeue --noheader --format=%i --name=eddy.lemon.sim.v0.c1)
-[[ -n $victim ]] || fail "the chain job ended before it could be killed (make its frames longer)"
-scancel --signal=KILL "$victim" || fail "scancel $victim: $(scontrol show job "$victim")"
+[[ -n $cancelled && -n $crashed ]] || fail "frame 4 never simulated: $(squeue -r)"
 drain 300
-[[ ! -f $v0/checkpoints/solver/solver.0006.eddystate ]] || fail "the killed job had simulated frame 6 (make its frames longer)"
-scontrol show job "$victim" | grep -q "JobState=CANCELLED" || fail "job $victim: $(scontrol show job "$victim")"
+[[ ! -f $v0/checkpoints/solver/solver.0006.eddystate ]] || fail "the cancelled job had simulated frame 6 (make its frames longer)"
+scontrol show job "$cancelled" | grep -q "JobState=CANCELLED" || fail "job $cancelled: $(scontrol show job "$cancelled")"
+# The crashed one came back by itself, resumed, and finished.
+log1=$(ls "$jobs"/logs/eddy.lemon.sim.v1.c1.*.log)
+grep -q "eddy farm: eddy exited with status 137: requeued to resume" "$log1" || fail "no requeue after the crash: $(cat "$log1")"
+grep -q "solver: taken from its checkpoint" "$log1" || fail "the requeued job did not resume: $(cat "$log1")"
+[[ -f $v1/checkpoints/solver/solver.0006.eddystate ]] || fail "the requeued job did not finish"
 
 "$eddy" farm status --jobs-dir "$jobs" > "$dir/status.log" 2>&1 || fail "status: $(cat "$dir/status.log")"
 grep -q "frames: 9 done, 0 pending, 3 failed" "$dir/status.log" || fail "status after the kill: $(cat "$dir/status.log")"
@@ -103,4 +121,4 @@ for value in 0.0 0.05; do
     cmp -s "$local_out/$f" "$out/solver.xsph=$value/$f" || fail "variant $value: $f differs from the local run's"
   done < "$dir/want"
 done
-echo "slurm_test: passed (2 variants x 6 frames through Slurm, one job killed and resubmitted)"
+echo "slurm_test: passed (2 variants x 6 frames through Slurm, one job cancelled and resubmitted, one crashed and requeued itself)"

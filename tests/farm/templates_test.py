@@ -49,11 +49,11 @@ def main():
         for v in range(2):
             for c in range(2):
                 with open(os.path.join(jobs, "sim.v%d.c%d.sh" % (v, c))) as f:
-                    line = [l for l in f if l.startswith("exec ")][0]
+                    line = [l for l in f if l.startswith("cook ")][0]
                 slurm["sim-v%d-c%d" % (v, c)] = shlex.split(line)[1:]
         with open(os.path.join(jobs, "post.sh")) as f:
             for l in f:
-                m = re.match(r"\s+(\d+)\) exec (.*) ;;$", l)
+                m = re.match(r"\s+(\d+)\) cook (.*) ;;$", l)
                 if m:
                     t = int(m.group(1))
                     slurm["post-v%d-c%d" % (t // 2, t % 2)] = shlex.split(m.group(2))
