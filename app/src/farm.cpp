@@ -84,11 +84,12 @@ struct Variant {
   std::vector<std::string> sets;  // the overrides of its jobs
 };
 
-// What one (variant, chunk) needs.
+// A job's frames of one variant: done (on disk), or queued (its job or array task id).
 struct Cell {
-  bool sim_done = false, post_done = false;
-  std::string sim_queued, post_queued;  // the job (or array task) id already in the queue
+  bool done = false;
+  std::string queued;
 };
+using Span = std::pair<int, int>;  // frames first-last
 
 struct Plan {
   FarmOptions o;
@@ -96,15 +97,23 @@ struct Plan {
   int first = 0, last = 0;
   bool stateful = false;
   std::vector<Variant> variants;
-  std::vector<std::pair<int, int>> chunks;
-  std::vector<std::vector<Cell>> cells;  // [variant][chunk]
+  std::vector<Span> chunks;       // the simulation's
+  std::vector<Span> post_chunks;  // downstream's (--post-chunk)
+  std::vector<std::vector<Cell>> sims, posts;  // [variant][chunk], [variant][post chunk]
 
   std::string sim_name(std::size_t v, std::size_t c) const {
     return "eddy." + o.name + ".sim.v" + std::to_string(v) + ".c" + std::to_string(c);
   }
   std::string post_name() const { return "eddy." + o.name + ".post"; }
-  std::string frames(std::size_t c) const { return std::to_string(chunks[c].first) + "-" + std::to_string(chunks[c].second); }
-  std::size_t task(std::size_t v, std::size_t c) const { return v * chunks.size() + c; }
+  static std::string frames(const Span& s) { return std::to_string(s.first) + "-" + std::to_string(s.second); }
+  std::size_t task(std::size_t v, std::size_t d) const { return v * post_chunks.size() + d; }
+  // The simulation chunks whose frames downstream chunk d reads.
+  std::vector<std::size_t> sims_of(std::size_t d) const {
+    std::vector<std::size_t> out;
+    for (std::size_t c = 0; c < chunks.size(); ++c)
+      if (chunks[c].first <= post_chunks[d].second && chunks[c].second >= post_chunks[d].first) out.push_back(c);
+    return out;
+  }
 };
 
 std::vector<Variant> make_variants(const FarmOptions& o) {
@@ -140,7 +149,8 @@ std::vector<Variant> make_variants(const FarmOptions& o) {
 
 // Which frames are on disk: the markers each part's runs leave (--skip-done).
 void read_disk(Plan& p, Registry& registry) {
-  p.cells.assign(p.variants.size(), std::vector<Cell>(p.chunks.size()));
+  p.sims.assign(p.variants.size(), std::vector<Cell>(p.chunks.size()));
+  p.posts.assign(p.variants.size(), std::vector<Cell>(p.post_chunks.size()));
   for (std::size_t v = 0; v < p.variants.size(); ++v) {
     PreparedGraph g;
     try {
@@ -154,26 +164,28 @@ void read_disk(Plan& p, Registry& registry) {
     CookEngine e(registry, std::move(g.graph));
     const std::vector<std::string> sim = part_targets(e, registry, "sim"), post = part_targets(e, registry, "post");
     p.stateful = !sim.empty();
-    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
-      Cell& cell = p.cells[v][c];
-      cell.sim_done = cell.post_done = true;
-      for (int f = p.chunks[c].first; f <= p.chunks[c].second; ++f) {
-        if (p.stateful) cell.sim_done = cell.sim_done && DoneMarker(p.variants[v].dir, p.graph, "sim", e, sim, f).done();
-        cell.post_done = cell.post_done && DoneMarker(p.variants[v].dir, p.graph, "post", e, post, f).done();
-      }
+    auto marked = [&](const std::string& part, const std::vector<std::string>& targets, const Span& span) {
+      for (int f = span.first; f <= span.second; ++f)
+        if (!DoneMarker(p.variants[v].dir, p.graph, part, e, targets, f).done()) return false;
+      return true;
+    };
+    const std::string ck = (fs::path(p.variants[v].dir) / "checkpoints").string();
+    for (std::size_t c = 0; c < p.chunks.size() && p.stateful; ++c) {
       // Simulated means the chunk's last checkpoints are there too (the
       // downstream reads them; a deleted checkpoints folder is simulated again).
-      const std::string ck = (fs::path(p.variants[v].dir) / "checkpoints").string();
+      bool done = marked("sim", sim, p.chunks[c]);
       for (const std::string& id : sim) {
-        if (!cell.sim_done) break;
+        if (!done) break;
         try {
           const int f = p.chunks[c].second;
-          cell.sim_done = checkpoint_signature(checkpoint_path(ck, id, f)) == e.output_signature(id, f);
+          done = checkpoint_signature(checkpoint_path(ck, id, f)) == e.output_signature(id, f);
         } catch (const Error&) {
-          cell.sim_done = false;
+          done = false;
         }
       }
+      p.sims[v][c].done = done;
     }
+    for (std::size_t d = 0; d < p.post_chunks.size(); ++d) p.posts[v][d].done = marked("post", post, p.post_chunks[d]);
   }
 }
 
@@ -218,11 +230,11 @@ void mark_queued(Plan& p, const std::vector<Queued>& queue) {
   for (const Queued& q : queue) {
     for (std::size_t v = 0; v < p.variants.size(); ++v)
       for (std::size_t c = 0; c < p.chunks.size(); ++c)
-        if (q.name == p.sim_name(v, c)) p.cells[v][c].sim_queued = q.id;
+        if (q.name == p.sim_name(v, c)) p.sims[v][c].queued = q.id;
     const auto us = q.id.find('_');
     if (q.name == p.post_name() && us != std::string::npos && q.id.find('[') == std::string::npos) {
-      const std::size_t t = std::stoul(q.id.substr(us + 1));
-      if (t < p.task(p.variants.size(), 0)) p.cells[t / p.chunks.size()][t % p.chunks.size()].post_queued = q.id;
+      const std::size_t t = std::stoul(q.id.substr(us + 1)), d = p.post_chunks.size();
+      if (t < p.task(p.variants.size(), 0)) p.posts[t / d][t % d].queued = q.id;
     }
   }
 }
@@ -253,9 +265,9 @@ std::string header(const Plan& p, const std::string& name, const std::string& lo
 }
 
 // The arguments of a job's `eddy run` (after the program), the same for every scheduler.
-std::vector<std::string> run_args(const Plan& p, const Variant& v, const std::string& part, std::size_t c) {
+std::vector<std::string> run_args(const Plan& p, const Variant& v, const std::string& part, const Span& frames) {
   std::vector<std::string> a{"run",     p.graph, "--part",        part,
-                             "--frames", p.frames(c), "--out",       v.dir,
+                             "--frames", Plan::frames(frames), "--out",       v.dir,
                              "--checkpoints", (fs::path(v.dir) / "checkpoints").string(), "--skip-done"};
   for (const std::string& set : v.sets) a.insert(a.end(), {"--set", set});
   if (p.o.threads > 0) a.insert(a.end(), {"--threads", std::to_string(p.o.threads)});
@@ -263,33 +275,38 @@ std::vector<std::string> run_args(const Plan& p, const Variant& v, const std::st
 }
 
 // The same as one shell command line.
-std::string run_line(const Plan& p, const Variant& v, const std::string& part, std::size_t c) {
+std::string run_line(const Plan& p, const Variant& v, const std::string& part, const Span& frames) {
   std::string s = quote(p.exe);
-  for (const std::string& a : run_args(p, v, part, c)) s += " " + quote(a);
+  for (const std::string& a : run_args(p, v, part, frames)) s += " " + quote(a);
   return s;
 }
 
 // What the plan leaves to do, for the schedulers whose templates are
-// written from it (OpenJD, OpenCue): every (variant, chunk) simulation and
-// downstream job not done, each with the job it waits on ("" none).
+// written from it (OpenJD, OpenCue): every simulation and downstream job
+// not done, each with the jobs it waits on.
 struct Task {
-  std::string name, part, after;
-  std::size_t v = 0, c = 0;
+  std::string name, part;
+  std::vector<std::string> after;
+  std::size_t v = 0;
+  Span frames;
 };
 std::vector<Task> pending_tasks(const Plan& p) {
   std::vector<Task> out;
   for (std::size_t v = 0; v < p.variants.size(); ++v) {
-    std::string prev;
-    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
-      const std::string sim = "sim-v" + std::to_string(v) + "-c" + std::to_string(c);
-      std::string on;  // what this chunk's frames wait on
-      if (p.stateful && !p.cells[v][c].sim_done) {
-        out.push_back({sim, "sim", prev, v, c});
-        on = sim;
-      }
-      prev = on;
-      if (!p.cells[v][c].post_done)
-        out.push_back({"post-v" + std::to_string(v) + "-c" + std::to_string(c), "post", on, v, c});
+    std::vector<std::string> sim(p.chunks.size());  // the step each simulation chunk's frames wait on ("" none)
+    for (std::size_t c = 0; c < p.chunks.size() && p.stateful; ++c) {
+      if (p.sims[v][c].done) continue;
+      sim[c] = "sim-v" + std::to_string(v) + "-c" + std::to_string(c);
+      std::vector<std::string> after;
+      if (c > 0 && !sim[c - 1].empty()) after.push_back(sim[c - 1]);
+      out.push_back({sim[c], "sim", after, v, p.chunks[c]});
+    }
+    for (std::size_t d = 0; d < p.post_chunks.size(); ++d) {
+      if (p.posts[v][d].done) continue;
+      std::vector<std::string> after;
+      for (std::size_t c : p.sims_of(d))
+        if (!sim[c].empty()) after.push_back(sim[c]);
+      out.push_back({"post-v" + std::to_string(v) + "-c" + std::to_string(d), "post", after, v, p.post_chunks[d]});
     }
   }
   return out;
@@ -316,8 +333,8 @@ std::string openjd_template(const Plan& p) {
     json step;
     step["name"] = t.name;
     step["script"]["actions"]["onRun"]["command"] = p.exe;
-    step["script"]["actions"]["onRun"]["args"] = run_args(p, p.variants[t.v], t.part, t.c);
-    if (!t.after.empty()) step["dependencies"] = json::array({json{{"dependsOn", t.after}}});
+    step["script"]["actions"]["onRun"]["args"] = run_args(p, p.variants[t.v], t.part, t.frames);
+    for (const std::string& a : t.after) step["dependencies"].push_back(json{{"dependsOn", a}});
     steps.push_back(step);
   }
   json j;
@@ -342,14 +359,14 @@ std::string opencue_spec(const Plan& p) {
   for (const Task& t : tasks) {
     const std::string layer = t.name;
     x += "      <layer name=\"" + layer + "\" type=\"Render\">\n        <cmd>" +
-         xml_escape(run_line(p, p.variants[t.v], t.part, t.c)) + "</cmd>\n        <range>" + p.frames(t.c) +
-         "</range>\n        <chunk>" + std::to_string(p.chunks[t.c].second - p.chunks[t.c].first + 1) +
+         xml_escape(run_line(p, p.variants[t.v], t.part, t.frames)) + "</cmd>\n        <range>" + Plan::frames(t.frames) +
+         "</range>\n        <chunk>" + std::to_string(t.frames.second - t.frames.first + 1) +
          "</chunk>\n" + (p.o.threads > 0 ? "        <cores>" + std::to_string(p.o.threads) + "</cores>\n" : "") +
          "        <services>\n          <service>shell</service>\n        </services>\n      </layer>\n";
-    if (!t.after.empty())
+    for (const std::string& a : t.after)
       depends += "    <depend type=\"LAYER_ON_LAYER\" anyframe=\"False\">\n      <depjob>" + xml_escape(p.o.name) +
                  "</depjob>\n      <deplayer>" + layer + "</deplayer>\n      <onjob>" + xml_escape(p.o.name) +
-                 "</onjob>\n      <onlayer>" + t.after + "</onlayer>\n    </depend>\n";
+                 "</onjob>\n      <onlayer>" + a + "</onlayer>\n    </depend>\n";
   }
   x += "    </layers>\n  </job>\n";
   if (!depends.empty()) x += "  <depends>\n" + depends + "  </depends>\n";
@@ -365,22 +382,23 @@ std::string write_jobs(const Plan& p) {
                     " variant(s). Written by eddy farm submit.\nset -euo pipefail\ncd " + quote(p.jobs_dir) + "\n";
   // Each job's id goes to `submitted`: the queue's jobs are this submission's by id, not only by name.
   sub += "job() { local id; id=$(sbatch --parsable \"$@\"); id=${id%%;*}; echo \"$id\" >> submitted; echo \"$id\"; }\n";
-  std::map<std::pair<std::size_t, std::size_t>, std::string> sim_dep;  // what a chunk's frames wait on
+  std::map<std::pair<std::size_t, std::size_t>, std::string> sim_dep;  // what a chunk's frames wait on ("" none)
   int jobs = 0;
   for (std::size_t v = 0; v < p.variants.size() && p.stateful; ++v) {
     std::string prev;
     for (std::size_t c = 0; c < p.chunks.size(); ++c) {
-      const Cell& cell = p.cells[v][c];
+      const Cell& cell = p.sims[v][c];
       std::string dep;
-      if (cell.sim_done) dep = "";
-      else if (!cell.sim_queued.empty()) dep = cell.sim_queued;
+      if (cell.done) dep = "";
+      else if (!cell.queued.empty()) dep = cell.queued;
       else {
         const std::string script = "sim.v" + std::to_string(v) + ".c" + std::to_string(c) + ".sh";
         write_file_atomic((fs::path(p.jobs_dir) / script).string(),
-                          header(p, p.sim_name(v, c), "%x.%j.log") + "cook " + run_line(p, p.variants[v], "sim", c) + "\n");
+                          header(p, p.sim_name(v, c), "%x.%j.log") + "cook " +
+                              run_line(p, p.variants[v], "sim", p.chunks[c]) + "\n");
         const std::string var = "sim_v" + std::to_string(v) + "_c" + std::to_string(c);
         sub += var + "=$(job" + (prev.empty() ? "" : " --dependency=afterok:" + prev) + " " + script + ")\n";
-        sub += "echo \"" + p.sim_name(v, c) + " (frames " + p.frames(c) + "): job $" + var + "\"\n";
+        sub += "echo \"" + p.sim_name(v, c) + " (frames " + Plan::frames(p.chunks[c]) + "): job $" + var + "\"\n";
         dep = "$" + var;
         ++jobs;
       }
@@ -388,17 +406,20 @@ std::string write_jobs(const Plan& p) {
       prev = dep;
     }
   }
-  // Downstream: one array over (variant, chunk), the tasks neither done nor queued.
+  // Downstream: one array over (variant, post chunk), the tasks neither done
+  // nor queued, each waiting on the simulation jobs of its own frames.
   std::string cases, indices, updates;
   for (std::size_t v = 0; v < p.variants.size(); ++v)
-    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
-      const Cell& cell = p.cells[v][c];
-      if (cell.post_done || !cell.post_queued.empty()) continue;
-      const std::string t = std::to_string(p.task(v, c));
+    for (std::size_t d = 0; d < p.post_chunks.size(); ++d) {
+      const Cell& cell = p.posts[v][d];
+      if (cell.done || !cell.queued.empty()) continue;
+      const std::string t = std::to_string(p.task(v, d));
       indices += (indices.empty() ? "" : ",") + t;
-      cases += "  " + t + ") cook " + run_line(p, p.variants[v], "post", c) + " ;;\n";
-      const std::string dep = sim_dep[{v, c}];
-      if (!dep.empty()) updates += "scontrol update JobId=${post}_" + t + " Dependency=afterok:" + dep + "\n";
+      cases += "  " + t + ") cook " + run_line(p, p.variants[v], "post", p.post_chunks[d]) + " ;;\n";
+      std::string deps;
+      for (std::size_t c : p.sims_of(d))
+        if (!sim_dep[{v, c}].empty()) deps += ":" + sim_dep[{v, c}];
+      if (!deps.empty()) updates += "scontrol update JobId=${post}_" + t + " Dependency=afterok" + deps + "\n";
       ++jobs;
     }
   if (!indices.empty()) {
@@ -422,6 +443,7 @@ json plan_json(const Plan& p) {
   j["eddy"] = p.exe;
   j["frames"] = {p.first, p.last};
   j["chunk"] = p.o.chunk;
+  j["post_chunk"] = p.o.post_chunk;
   j["out"] = fs::absolute(p.o.out_dir).lexically_normal().string();
   j["partition"] = p.o.partition;
   j["threads"] = p.o.threads;
@@ -437,6 +459,8 @@ Plan make_plan(Registry& registry, const FarmOptions& o, const std::string& exe)
   Plan p;
   p.o = o;
   if (o.chunk < 1) throw Error("--chunk " + std::to_string(o.chunk) + ": at least 1 frame per job");
+  if (o.post_chunk < 0) throw Error("--post-chunk " + std::to_string(o.post_chunk) + ": at least 1 frame per task");
+  if (p.o.post_chunk == 0) p.o.post_chunk = o.chunk;
   p.graph = fs::absolute(o.graph).lexically_normal().string();
   p.exe = exe;
   if (p.o.name.empty()) p.o.name = graph_stem(o.graph);
@@ -459,6 +483,8 @@ Plan make_plan(Registry& registry, const FarmOptions& o, const std::string& exe)
   p.first = g.first;
   p.last = g.last;
   for (int a = p.first; a <= p.last; a += o.chunk) p.chunks.push_back({a, std::min(a + o.chunk - 1, p.last)});
+  for (int a = p.first; a <= p.last; a += p.o.post_chunk)
+    p.post_chunks.push_back({a, std::min(a + p.o.post_chunk - 1, p.last)});
   read_disk(p, registry);
   return p;
 }
@@ -469,6 +495,7 @@ FarmOptions options_of(const json& j) {
   o.graph = j.at("graph");
   o.frames = std::to_string(j.at("frames")[0].get<int>()) + "-" + std::to_string(j.at("frames")[1].get<int>());
   o.chunk = j.at("chunk");
+  o.post_chunk = j.value("post_chunk", 0);
   o.out_dir = j.at("out");
   o.partition = j.at("partition");
   o.threads = j.at("threads");
@@ -513,7 +540,7 @@ int farm_submit(Registry& registry, const FarmOptions& o, const std::string& exe
     const Ran cfg = shell("scontrol show config");
     const auto at = cfg.output.find("MaxArraySize");
     const std::size_t limit = at == std::string::npos ? 1001 : std::stoul(cfg.output.substr(cfg.output.find('=', at) + 1));
-    const std::size_t top = p.task(p.variants.size() - 1, p.chunks.size() - 1);
+    const std::size_t top = p.task(p.variants.size() - 1, p.post_chunks.size() - 1);
     if (top >= limit)
       throw Error("--chunk " + std::to_string(o.chunk) + ": " + std::to_string(top + 1) +
                   " downstream tasks (variants x chunks) are more than this Slurm's MaxArraySize " +
@@ -526,14 +553,14 @@ int farm_submit(Registry& registry, const FarmOptions& o, const std::string& exe
   write_file_atomic((fs::path(p.jobs_dir) / "openjd" / "template.json").string(), openjd_template(p));
   write_file_atomic((fs::path(p.jobs_dir) / "opencue.xml").string(), opencue_spec(p));
   std::size_t frames = 0, done = 0;
-  for (const auto& row : p.cells)
-    for (std::size_t c = 0; c < p.chunks.size(); ++c) {
-      const std::size_t n = std::size_t(p.chunks[c].second - p.chunks[c].first + 1);
+  for (const auto& row : p.posts)
+    for (std::size_t d = 0; d < p.post_chunks.size(); ++d) {
+      const std::size_t n = std::size_t(p.post_chunks[d].second - p.post_chunks[d].first + 1);
       frames += n;
-      if (row[c].post_done) done += n;
+      if (row[d].done) done += n;
     }
-  std::printf("submission %s: %zu variant(s) x frames %d-%d in %zu chunk(s); %zu of %zu frames done\n", p.o.name.c_str(),
-              p.variants.size(), p.first, p.last, p.chunks.size(), done, frames);
+  std::printf("submission %s: %zu variant(s) x frames %d-%d in %zu chunk(s) (downstream %zu); %zu of %zu frames done\n",
+              p.o.name.c_str(), p.variants.size(), p.first, p.last, p.chunks.size(), p.post_chunks.size(), done, frames);
   std::printf("jobs folder: %s\n", p.jobs_dir.c_str());
   if (sub.empty()) {
     std::printf("nothing to submit: every frame is done or queued\n");
@@ -576,36 +603,36 @@ int farm_status(Registry& registry, const std::string& jobs_dir) {
       no_queue = e.what();
     }
   std::size_t done = 0, pending = 0, failed = 0;
-  std::printf("submission %s: frames %d-%d in chunks of %d, %zu variant(s)\n", p.o.name.c_str(), p.first, p.last,
-              p.o.chunk, p.variants.size());
+  std::printf("submission %s: frames %d-%d in chunks of %d (downstream %d), %zu variant(s)\n", p.o.name.c_str(),
+              p.first, p.last, p.o.chunk, p.o.post_chunk, p.variants.size());
+  auto state = [&](const std::string& id) {
+    for (const Queued& q : queue)
+      if (q.id == id) return q.state;
+    return std::string("?");
+  };
   for (std::size_t v = 0; v < p.variants.size(); ++v) {
     std::size_t simulated = 0, finished = 0;
     std::string lines;
     for (std::size_t c = 0; c < p.chunks.size(); ++c) {
-      const Cell& cell = p.cells[v][c];
-      const std::size_t n = std::size_t(p.chunks[c].second - p.chunks[c].first + 1);
-      if (cell.sim_done || !p.stateful) simulated += n;
-      if (cell.post_done) {
+      const Cell& sim = p.sims[v][c];
+      if (sim.done || !p.stateful) simulated += std::size_t(p.chunks[c].second - p.chunks[c].first + 1);
+      else if (!sim.queued.empty())
+        lines += "  simulation of frames " + Plan::frames(p.chunks[c]) + ": " + state(sim.queued) + " (job " +
+                 sim.queued + ")\n";
+    }
+    for (std::size_t d = 0; d < p.post_chunks.size(); ++d) {
+      const Cell& cell = p.posts[v][d];
+      const std::size_t n = std::size_t(p.post_chunks[d].second - p.post_chunks[d].first + 1);
+      if (cell.done) {
         finished += n;
         done += n;
-        continue;
-      }
-      // Queued (the chunk's own task, or the chain job it waits on), or failed: no job will cook it.
-      auto state = [&](const std::string& id) {
-        for (const Queued& q : queue)
-          if (q.id == id) return q.state;
-        return std::string("?");
-      };
-      if (!cell.post_queued.empty()) {
+      } else if (!cell.queued.empty()) {
         pending += n;
-        lines += "  frames " + p.frames(c) + ": " + state(cell.post_queued) + " (job " + cell.post_queued + ")\n";
-      } else {
+        lines += "  frames " + Plan::frames(p.post_chunks[d]) + ": " + state(cell.queued) + " (job " + cell.queued + ")\n";
+      } else {  // no job will cook them
         failed += n;
-        lines += "  frames " + p.frames(c) + ": not done and not queued" +
-                 (p.stateful && !cell.sim_done ? std::string(" (not simulated)") : std::string()) + "\n";
+        lines += "  frames " + Plan::frames(p.post_chunks[d]) + ": not done and not queued\n";
       }
-      if (!cell.sim_queued.empty())
-        lines += "    simulation: " + state(cell.sim_queued) + " (job " + cell.sim_queued + ")\n";
     }
     std::printf("%s (%s): simulated %zu, finished %zu of %zu frames\n%s",
                 p.variants[v].label.empty() ? "the graph" : p.variants[v].label.c_str(), p.variants[v].dir.c_str(),

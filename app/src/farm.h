@@ -18,7 +18,8 @@ namespace eddy::app {
 struct FarmOptions {
   std::string graph;
   std::string frames;                  // A-B, A, or "" (the graph's range)
-  int chunk = 10;                      // frames per job
+  int chunk = 10;                      // frames per simulation job
+  int post_chunk = 0;                  // frames per downstream task (0: chunk)
   std::vector<std::string> wedges;     // NODE.PARAM=v1,v2,... (several: every combination)
   std::vector<std::string> overrides;  // NODE.PARAM=VALUE for every job
   std::string out_dir = "out";

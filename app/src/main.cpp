@@ -81,7 +81,10 @@ int main(int argc, char** argv) {
       "submit", "Split the frames into jobs: a simulation chain per variant, an array for what lies downstream");
   submit_cmd->add_option("graph", farm.graph, "Graph file (.eddy.json)")->required();
   submit_cmd->add_option("--frames", farm.frames, "Frames, A-B (default: the graph's range)");
-  submit_cmd->add_option("--chunk", farm.chunk, "Frames per job")->default_val(10)->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--chunk", farm.chunk, "Frames per simulation job")->default_val(10)->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--post-chunk", farm.post_chunk,
+                         "Frames per downstream task (surfacing, writers; default: --chunk)")
+      ->check(CLI::PositiveNumber);
   submit_cmd->add_option("--wedge", farm.wedges,
                          "NODE.PARAM=v1,v2,...: a variant per value, each in its own output folder (repeatable: "
                          "every combination)");

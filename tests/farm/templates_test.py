@@ -39,7 +39,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="eddy_templates_") as tmp:
         out = os.path.join(tmp, "out")
         run = subprocess.run([eddy, "farm", "submit", GRAPH, "--frames", "1-6", "--chunk", "3", "--wedge",
-                              "solver.xsph=0.0,0.05", "--threads", "2", "--dry-run", "--out", out],
+                              "solver.xsph=0.0,0.05", "--post-chunk", "2", "--threads", "2", "--dry-run", "--out", out],
                              capture_output=True, text=True)
         check(run.returncode == 0, "submit --dry-run: " + run.stdout + run.stderr)
         jobs = os.path.join(out, "farm", "water_hits_lemon")
@@ -56,8 +56,8 @@ def main():
                 m = re.match(r"\s+(\d+)\) cook (.*) ;;$", l)
                 if m:
                     t = int(m.group(1))
-                    slurm["post-v%d-c%d" % (t // 2, t % 2)] = shlex.split(m.group(2))
-        check(len(slurm) == 8, "the Slurm scripts hold %d jobs, not 8" % len(slurm))
+                    slurm["post-v%d-c%d" % (t // 3, t % 3)] = shlex.split(m.group(2))
+        check(len(slurm) == 10, "the Slurm scripts hold %d jobs, not 10" % len(slurm))
 
         # OpenJD.
         with open(os.path.join(jobs, "openjd", "template.json")) as f:
@@ -65,7 +65,7 @@ def main():
         check(jd.get("specificationVersion") == "jobtemplate-2023-09", "OpenJD: specificationVersion")
         check(isinstance(jd.get("name"), str) and 1 <= len(jd["name"]) <= 128, "OpenJD: job name")
         steps = jd.get("steps")
-        check(isinstance(steps, list) and len(steps) == 8, "OpenJD: 8 steps expected")
+        check(isinstance(steps, list) and len(steps) == 10, "OpenJD: 10 steps expected")
         seen = set()
         for s in steps:
             name = s.get("name")
@@ -84,8 +84,9 @@ def main():
             check([on_run["command"]] + args == slurm[name], "OpenJD: %s runs %s, Slurm %s" % (name, args, slurm[name]))
         deps = {s["name"]: [d["dependsOn"] for d in s.get("dependencies", [])] for s in steps}
         check(deps["sim-v0-c0"] == [] and deps["sim-v1-c1"] == ["sim-v1-c0"], "OpenJD: the chain's order")
-        check(deps["post-v1-c0"] == ["sim-v1-c0"] and deps["post-v0-c1"] == ["sim-v0-c1"],
-              "OpenJD: a downstream step waits on its own frames' simulation")
+        # Frames 1-2 are simulated by the first chain job, 3-4 by both, 5-6 by the second.
+        check(deps["post-v1-c0"] == ["sim-v1-c0"] and deps["post-v0-c1"] == ["sim-v0-c0", "sim-v0-c1"]
+              and deps["post-v0-c2"] == ["sim-v0-c1"], "OpenJD: a downstream step waits on its own frames' simulation")
 
         # OpenCue.
         root = ET.parse(os.path.join(jobs, "opencue.xml")).getroot()
@@ -106,7 +107,7 @@ def main():
             check(int(layer.findtext("cores")) == 2, "OpenCue: cores")
             check(shlex.split(layer.findtext("cmd")) == slurm[name], "OpenCue: %s's cmd" % name)
             layers[name] = r.groups()
-        check(len(layers) == 8, "OpenCue: 8 layers expected")
+        check(len(layers) == 10, "OpenCue: 10 layers expected")
         cue_deps = {}
         for d in root.find("depends"):
             check(d.get("type") == "LAYER_ON_LAYER", "OpenCue: depend type")

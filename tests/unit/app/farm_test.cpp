@@ -54,7 +54,8 @@ TEST_F(FarmTest, DryRunJobsRunInOrderWriteTheFilesOfLocalRuns) {
   auto r = eddy(submit);
   ASSERT_EQ(r.status, 0) << r.output;
   const fs::path jobs = farm / "farm" / "shot";
-  EXPECT_NE(r.output.find("2 variant(s) x frames 1-12 in 3 chunk(s); 0 of 24 frames done"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 variant(s) x frames 1-12 in 3 chunk(s) (downstream 3); 0 of 24 frames done"), std::string::npos)
+      << r.output;
   // A chain per variant, each job after the one before; the array's tasks
   // each after the chain job of their own frames.
   EXPECT_NE(r.output.find("sim_v1_c2=$(job --dependency=afterok:$sim_v1_c1 sim.v1.c2.sh)"), std::string::npos) << r.output;
@@ -111,6 +112,22 @@ TEST_F(FarmTest, DryRunJobsRunInOrderWriteTheFilesOfLocalRuns) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("frames: 20 done, 0 pending, 4 failed"), std::string::npos) << r.output;
+}
+
+// Downstream in chunks of their own: each task waits on every simulation
+// job whose frames it reads, and only those.
+TEST_F(FarmTest, DownstreamChunksWaitOnTheSimulationOfTheirFrames) {
+  const std::string g = write("shot.eddy.json", eddy::testing::kTankShot);
+  const auto r = eddy("farm submit " + g + " --frames 1-12 --chunk 6 --post-chunk 4 --dry-run --out " + out());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("in 2 chunk(s) (downstream 3)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("post=$(job --hold --array=0,1,2 post.sh)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("JobId=${post}_0 Dependency=afterok:$sim_v0_c0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("JobId=${post}_1 Dependency=afterok:$sim_v0_c0:$sim_v0_c1\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("JobId=${post}_2 Dependency=afterok:$sim_v0_c1\n"), std::string::npos) << r.output;
+  const std::string post = bytes_of(fs::path(out()) / "farm" / "shot" / "post.sh");
+  EXPECT_NE(post.find("1) cook"), std::string::npos);
+  EXPECT_NE(post.find("--part post --frames 5-8 "), std::string::npos) << post;
 }
 
 TEST_F(FarmTest, BadInputIsNamed) {
