@@ -1,6 +1,8 @@
 // The Projective Dynamics solver's step and frame driver (pd.h).
 #include "eddy/core/pd/pd.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,7 +63,34 @@ void PdSolver::factor(double h) {
     if (c[k].kind == PdKind::Pin) pin_of_node_[constraints_.row_node(c[k].row)] = int32_t(k);
 }
 
+namespace {
+// Whether b's constraints and masses are a's: the same elements, rest
+// shape, masses, pins (and where unattached pins hold), surface points and
+// materials. Positions, velocities and contact slots may differ.
+bool same_structure(const SoftBodies& a, const SoftBodies& b) {
+  if (a.objects.size() != b.objects.size()) return false;
+  for (std::size_t o = 0; o < a.objects.size(); ++o) {
+    const SoftObject &x = a.objects[o], &y = b.objects[o];
+    if (std::memcmp(&x.material, &y.material, sizeof x.material) != 0 || x.cloth != y.cloth ||
+        x.node_begin != y.node_begin || x.node_end != y.node_end || x.tet_begin != y.tet_begin ||
+        x.tet_end != y.tet_end || x.tri_begin != y.tri_begin || x.tri_end != y.tri_end ||
+        x.surface_point_begin != y.surface_point_begin || x.surface_point_end != y.surface_point_end)
+      return false;
+  }
+  if (a.rest != b.rest || a.mass != b.mass || a.pinned != b.pinned || a.touches != b.touches || a.tets != b.tets ||
+      a.tris != b.tris || a.attach != b.attach || a.embed_node != b.embed_node || a.embed_weight != b.embed_weight)
+    return false;
+  for (std::size_t i = 0; i < a.pinned.size(); ++i)
+    if (a.pinned[i] && (a.attach.empty() || a.attach[i] < 0) && a.pin_target[i] != b.pin_target[i]) return false;
+  return true;
+}
+}  // namespace
+
 void PdSolver::load(const SoftBodies& s) {
+  // A frame loaded from the one before keeps the factored system: factoring
+  // anew would give the same factors (and the state's contact slots are the
+  // system's own).
+  const bool keep = system_.ready() && same_structure(s_, s);
   s_ = s;
   // The points that meet colliders: the nodes that touch themselves, and
   // every surface point on its nodes (those held entirely by pins left out).
@@ -97,7 +126,7 @@ void PdSolver::load(const SoftBodies& s) {
     }
   }
   in_contact_.assign(proxies_.size(), -1);
-  system_ = PdSystem();
+  if (!keep) system_ = PdSystem();
   max_speed_ = 0;
   for (const Vec3d& v : s_.v) max_speed_ = std::max(max_speed_, float(v.norm()));
 }
