@@ -207,11 +207,10 @@ PreparedGraph prepare_graph(const Registry& registry, const std::string& path, c
 }
 
 int run(Registry& registry, const RunOptions& o) {
-  auto [g, first, last] = prepare_graph(registry, o.graph, o.overrides, o.frames);
-  check_output_dir(o.out_dir);
-
   if (o.part != "all" && o.checkpoints.empty())
     throw Error("--part " + o.part + ": the simulation's frames pass between parts as checkpoints: give --checkpoints DIR");
+  auto [g, first, last] = prepare_graph(registry, o.graph, o.overrides, o.frames);
+  check_output_dir(o.out_dir);
   CookOptions opts;
   opts.output_dir = o.out_dir;
   opts.threads = o.threads;

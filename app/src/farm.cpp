@@ -116,6 +116,13 @@ struct Plan {
   }
 };
 
+// first-last in chunks of n frames (the last one shorter).
+std::vector<Span> split_frames(int first, int last, int n) {
+  std::vector<Span> out;
+  for (int a = first; a <= last; a += n) out.push_back({a, std::min(a + n - 1, last)});
+  return out;
+}
+
 std::vector<Variant> make_variants(const FarmOptions& o) {
   std::vector<Variant> out{{"", fs::absolute(o.out_dir).lexically_normal().string(), o.overrides}};
   for (const std::string& w : o.wedges) {
@@ -482,9 +489,8 @@ Plan make_plan(Registry& registry, const FarmOptions& o, const std::string& exe)
   const PreparedGraph g = prepare_graph(registry, p.graph, o.overrides, o.frames);
   p.first = g.first;
   p.last = g.last;
-  for (int a = p.first; a <= p.last; a += o.chunk) p.chunks.push_back({a, std::min(a + o.chunk - 1, p.last)});
-  for (int a = p.first; a <= p.last; a += p.o.post_chunk)
-    p.post_chunks.push_back({a, std::min(a + p.o.post_chunk - 1, p.last)});
+  p.chunks = split_frames(p.first, p.last, o.chunk);
+  p.post_chunks = split_frames(p.first, p.last, p.o.post_chunk);
   read_disk(p, registry);
   return p;
 }
@@ -647,11 +653,12 @@ int farm_status(Registry& registry, const std::string& jobs_dir) {
 int farm_cancel(const std::string& jobs_dir) {
   const json j = read_plan(jobs_dir);
   need_slurm("eddy farm cancel");
+  // The names and ids of its jobs are all the queue needs: no graph is loaded.
   Plan p;
   p.o = options_of(j);
+  p.jobs_dir = p.o.jobs_dir;
   for (const auto& v : j.at("variants")) p.variants.push_back({v.at("label"), v.at("dir"), {}});
-  const int a = j.at("frames")[0], b = j.at("frames")[1];
-  for (int f = a; f <= b; f += p.o.chunk) p.chunks.push_back({f, std::min(f + p.o.chunk - 1, b)});
+  p.chunks = split_frames(j.at("frames")[0], j.at("frames")[1], p.o.chunk);
   std::vector<std::string> ids;
   for (const Queued& q : read_queue(p)) ids.push_back(q.id);
   if (ids.empty()) {

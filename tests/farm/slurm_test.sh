@@ -122,4 +122,13 @@ for value in 0.0 0.05; do
     cmp -s "$local_out/$f" "$out/solver.xsph=$value/$f" || fail "variant $value: $f differs from the local run's"
   done < "$dir/want"
 done
-echo "slurm_test: passed (2 variants x 6 frames through Slurm, one job cancelled and resubmitted, one crashed and requeued itself)"
+# A second submission (2 chain jobs, 2 array tasks), cancelled at once:
+# every job of it leaves the queue.
+"$eddy" farm submit "$graph" --frames 1-6 --chunk 3 --threads 1 --name lemon2 --out "$dir/out2" "${sets[@]}" \
+  > "$dir/submit2.log" 2>&1 || fail "second submit: $(cat "$dir/submit2.log")"
+"$eddy" farm cancel --jobs-dir "$dir/out2/farm/lemon2" > "$dir/cancel.log" 2>&1 || fail "cancel: $(cat "$dir/cancel.log")"
+grep -q "cancelled 4 job(s) of submission lemon2" "$dir/cancel.log" || fail "cancel: $(cat "$dir/cancel.log")"
+sleep 1
+if squeue -r --noheader --format='%i %j %T' | grep -q "lemon2"; then fail "still queued: $(squeue -r)"; fi
+
+echo "slurm_test: passed (2 variants x 6 frames through Slurm, one job cancelled and resubmitted, one crashed and requeued itself, a submission cancelled)"

@@ -150,9 +150,11 @@ TEST_F(FaultTest, ASimulationInChunksThenItsDownstreamWriteTheFilesOfOneRun) {
   r = eddy(common + " --part sim --frames 1 --set solver.gravity=[0,-5,0]");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output.find("taken from its checkpoint"), std::string::npos) << r.output;
-  // Parts other than all pass frames as checkpoints: without a folder, an error.
-  r = eddy("run " + g + " --part sim --out " + farm.string());
+  // Parts other than all pass frames as checkpoints: without a folder, an
+  // error, and nothing written.
+  r = eddy("run " + g + " --part sim --out " + (dir / "none").string());
   EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(fs::exists(dir / "none"));
   EXPECT_NE(r.output.find("--part sim: the simulation's frames pass between parts as checkpoints"), std::string::npos)
       << r.output;
 }
