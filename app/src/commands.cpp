@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "eddy/core/error.h"
@@ -87,35 +88,29 @@ class Progress final : public CookObserver {
   }
   void skipped(int f) {
     ++done_;
-    if (!quiet_) {
-      if (tty_) std::fprintf(stderr, "\r\033[2K");
-      std::fprintf(stderr, "frame %d done before (its marker matches): skipped (%d of %d)\n", f, done_, total());
-    }
-    redraw("");
+    if (quiet_) return redraw("");
+    line("frame " + std::to_string(f) + " done before (its marker matches): skipped (" + std::to_string(done_) +
+         " of " + std::to_string(total()) + ")");
   }
   void node_progress(const std::string& node, int frame, double, const std::string& message) override {
     if (tty_) redraw(node + " frame " + std::to_string(frame) + " " + message);
   }
   void node_info(const std::string& node, int frame, const std::string& message) override {
-    if (quiet_) return;
-    if (tty_) std::fprintf(stderr, "\r\033[2K");
-    std::fprintf(stderr, "  frame %d %s: %s\n", frame, node.c_str(), message.c_str());
-    redraw("");
+    if (!quiet_) line("  frame " + std::to_string(frame) + " " + node + ": " + message);
   }
-  void node_restored(const std::string& node, int frame) override {
-    if (quiet_) return;
-    if (tty_) std::fprintf(stderr, "\r\033[2K");
-    std::fprintf(stderr, "  frame %d %s: taken from its checkpoint\n", frame, node.c_str());
-    redraw("");
-  }
+  void node_restored(const std::string& node, int frame) override { node_info(node, frame, "taken from its checkpoint"); }
   // Warnings show even when quiet.
   void node_warning(const std::string& node, int frame, const std::string& message) override {
-    if (tty_) std::fprintf(stderr, "\r\033[2K");
-    std::fprintf(stderr, "warning: frame %d %s: %s\n", frame, node.c_str(), message.c_str());
-    redraw("");
+    line("warning: frame " + std::to_string(frame) + " " + node + ": " + message);
   }
 
  private:
+  // A line above the progress bar (which is drawn again below it).
+  void line(const std::string& text) {
+    if (tty_) std::fprintf(stderr, "\r\033[2K");
+    std::fprintf(stderr, "%s\n", text.c_str());
+    redraw("");
+  }
   int total() const { return last_ - first_ + 1; }
   static double elapsed(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -226,13 +221,16 @@ int run(Registry& registry, const RunOptions& o) {
   try {
     for (int f = first; f <= last; ++f) {
       progress.begin_frame(f);
-      const DoneMarker marker(o.out_dir, o.graph, o.part, engine, targets, f);
-      if (o.skip_done && marker.done()) {
-        progress.skipped(f);
-        continue;
+      std::optional<DoneMarker> marker;  // only asked for: it hashes every target's signature
+      if (o.skip_done) {
+        marker.emplace(o.out_dir, o.graph, o.part, engine, targets, f);
+        if (marker->done()) {
+          progress.skipped(f);
+          continue;
+        }
       }
       for (const std::string& id : targets) engine.cook(id, f);
-      if (o.skip_done) marker.write();
+      if (marker) marker->write();
       progress.end_frame(f);
     }
   } catch (const Cancelled&) {

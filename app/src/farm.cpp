@@ -90,6 +90,7 @@ struct Cell {
   std::string queued;
 };
 using Span = std::pair<int, int>;  // frames first-last
+std::size_t frame_count(const Span& s) { return std::size_t(s.second - s.first + 1); }
 
 struct Plan {
   FarmOptions o;
@@ -367,7 +368,7 @@ std::string opencue_spec(const Plan& p) {
     const std::string layer = t.name;
     x += "      <layer name=\"" + layer + "\" type=\"Render\">\n        <cmd>" +
          xml_escape(run_line(p, p.variants[t.v], t.part, t.frames)) + "</cmd>\n        <range>" + Plan::frames(t.frames) +
-         "</range>\n        <chunk>" + std::to_string(t.frames.second - t.frames.first + 1) +
+         "</range>\n        <chunk>" + std::to_string(frame_count(t.frames)) +
          "</chunk>\n" + (p.o.threads > 0 ? "        <cores>" + std::to_string(p.o.threads) + "</cores>\n" : "") +
          "        <services>\n          <service>shell</service>\n        </services>\n      </layer>\n";
     for (const std::string& a : t.after)
@@ -561,7 +562,7 @@ int farm_submit(Registry& registry, const FarmOptions& o, const std::string& exe
   std::size_t frames = 0, done = 0;
   for (const auto& row : p.posts)
     for (std::size_t d = 0; d < p.post_chunks.size(); ++d) {
-      const std::size_t n = std::size_t(p.post_chunks[d].second - p.post_chunks[d].first + 1);
+      const std::size_t n = frame_count(p.post_chunks[d]);
       frames += n;
       if (row[d].done) done += n;
     }
@@ -621,14 +622,14 @@ int farm_status(Registry& registry, const std::string& jobs_dir) {
     std::string lines;
     for (std::size_t c = 0; c < p.chunks.size(); ++c) {
       const Cell& sim = p.sims[v][c];
-      if (sim.done || !p.stateful) simulated += std::size_t(p.chunks[c].second - p.chunks[c].first + 1);
+      if (sim.done || !p.stateful) simulated += frame_count(p.chunks[c]);
       else if (!sim.queued.empty())
         lines += "  simulation of frames " + Plan::frames(p.chunks[c]) + ": " + state(sim.queued) + " (job " +
                  sim.queued + ")\n";
     }
     for (std::size_t d = 0; d < p.post_chunks.size(); ++d) {
       const Cell& cell = p.posts[v][d];
-      const std::size_t n = std::size_t(p.post_chunks[d].second - p.post_chunks[d].first + 1);
+      const std::size_t n = frame_count(p.post_chunks[d]);
       if (cell.done) {
         finished += n;
         done += n;
