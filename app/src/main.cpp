@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--frames", run.frames, "Frames to cook, A-B or A (default: the graph's range)");
   run_cmd->add_option("--out", run.out_dir, "Folder where relative output paths resolve")->default_val("out");
   run_cmd->add_option("--set", run.overrides, "Override a parameter: NODE.PARAM=VALUE (repeatable)");
-  run_cmd->add_option("--threads", run.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--threads", run.threads, "Worker threads (default: all cores)")->check(CLI::Range(1, 1000000));
   run_cmd->add_flag("--quiet", run.quiet, "Print only errors and the summary");
   run_cmd->add_option("--checkpoints", run.checkpoints,
                       "Folder where stateful nodes keep a checkpoint of every frame, and resume from one");
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--out", serve.out, "Folder for exports and cooked files (default: ROOT/out)");
   serve_cmd->add_option("--graph", serve.graph, "Graph to open at start, relative to the root");
   serve_cmd->add_option("--static", serve.static_dir, "The built editor (editor/dist)");
-  serve_cmd->add_option("--threads", serve.threads, "Cook threads (default: all cores)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--threads", serve.threads, "Cook threads (default: all cores)")->check(CLI::Range(1, 1000000));
   bool no_token = false;
   serve_cmd->add_flag("--no-token", no_token,
                       "Do not ask for the per-run token on requests that change state (scripted use on a trusted "
@@ -81,10 +81,10 @@ int main(int argc, char** argv) {
       "submit", "Split the frames into jobs: a simulation chain per variant, an array for what lies downstream");
   submit_cmd->add_option("graph", farm.graph, "Graph file (.eddy.json)")->required();
   submit_cmd->add_option("--frames", farm.frames, "Frames, A-B (default: the graph's range)");
-  submit_cmd->add_option("--chunk", farm.chunk, "Frames per simulation job")->default_val(10)->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--chunk", farm.chunk, "Frames per simulation job")->default_val(10)->check(CLI::Range(1, 1000000));
   submit_cmd->add_option("--post-chunk", farm.post_chunk,
                          "Frames per downstream task (surfacing, writers; default: --chunk)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   submit_cmd->add_option("--wedge", farm.wedges,
                          "NODE.PARAM=v1,v2,...: a variant per value, each in its own output folder (repeatable: "
                          "every combination)");
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--jobs-dir", farm.jobs_dir, "Where the job scripts, plan and logs go (default: OUT/farm/NAME)");
   submit_cmd->add_option("--name", farm.name, "The submission's name, in its jobs' names (default: the graph's)");
   submit_cmd->add_option("--partition", farm.partition, "Slurm partition");
-  submit_cmd->add_option("--threads", farm.threads, "Cores per job (--cpus-per-task)")->check(CLI::PositiveNumber);
+  submit_cmd->add_option("--threads", farm.threads, "Cores per job (--cpus-per-task)")->check(CLI::Range(1, 1000000));
   submit_cmd->add_flag("--dry-run", farm.dry_run, "Write the jobs and print the commands that submit them");
   auto* status_cmd = farm_cmd->add_subcommand("status", "Frames done, pending and failed, and the jobs in the queue");
   auto* cancel_cmd = farm_cmd->add_subcommand("cancel", "Cancel the submission's jobs still in the queue");

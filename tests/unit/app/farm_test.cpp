@@ -142,6 +142,7 @@ TEST_F(FarmTest, BadInputIsNamed) {
       {" --wedge solver.xsph=0.1,-4", "variant solver.xsph=-4"},
       {" --frames 5-40", "--frames 5-40: outside the graph's frame_range 1-12"},
       {" --name 'a b'", "--name a b: letters, digits, _ and - only"},
+      {" --chunk 0", "--chunk: Value 0 not in range 1 to 1000000"},
   };
   for (const Case& c : cases) {
     const auto r = eddy(base + c.args);
