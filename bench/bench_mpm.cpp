@@ -70,28 +70,6 @@ Run run(MpmMaterial material, int side, int steps, int warmup, int threads) {
 // momentum (16 B), the grid pass reads 16 and writes 12, G2P reads 12.
 double traffic_bytes(const Run& r) { return double(r.n) * (116 + 180 + 68 + 164) + r.nodes * (16 + 28 + 12); }
 
-// Sustained bandwidth of this machine: a parallel triad a = b + s c over
-// three arrays far larger than the caches, counting 4 streams (the write
-// allocates its line first), best of three.
-double measure_bandwidth(int threads) {
-  const std::size_t n = std::size_t(1) << 28;  // 1 GiB per array: far beyond any L3
-  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  double best = 0;
-  tbb::task_arena arena(threads > 0 ? threads : int(tbb::task_arena::automatic));
-  for (int rep = 0; rep < 3; ++rep) {
-    const auto t0 = Clock::now();
-    arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<std::size_t>& q) {
-        for (std::size_t i = q.begin(); i != q.end(); ++i) a[i] = b[i] + 0.5f * c[i];
-      });
-    });
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, 4.0 * 4.0 * double(n) / s);
-  }
-  if (a[n / 2] != 2.0f) std::printf("(triad check failed)\n");
-  return best;
-}
-
 void report(const char* name, const Run& r, int threads, double bandwidth) {
   const double per_s = double(r.n) / (r.ms * 1e-3);
   const double traffic = traffic_bytes(r);

@@ -3,11 +3,16 @@
 // particles on a lattice of spacing 2r in a container box), the process's
 // peak memory, the command line and the timed stepping loop.
 #include <sys/resource.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "eddy/core/collider.h"
 #include "eddy/core/points.h"
@@ -40,10 +45,14 @@ inline double peak_rss_bytes() {
 }
 
 // The command line: --steps N, --warmup N, --threads N (0: all cores),
-// --skip-1m and, where the benchmark repeats its runs, --repeat N.
+// --skip-1m, --line (one machine-readable line per method, for the
+// side-by-side script in bench/peers/), --only METHOD and, where the
+// benchmark repeats its runs, --repeat N.
 struct Options {
   int steps = 0, warmup = 0, threads = 0, repeat = 1;
-  bool big = true;  // also the 1M-particle run; off with --skip-1m
+  bool big = true;    // also the 1M-particle run; off with --skip-1m
+  bool line = false;  // --line
+  const char* only = nullptr;  // --only METHOD: that method's run alone
 };
 
 // Reads argv over the defaults in `o`; on an argument it does not know,
@@ -55,9 +64,11 @@ inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = 
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) o.threads = std::atoi(argv[++i]);
     else if (with_repeat && !std::strcmp(argv[i], "--repeat") && i + 1 < argc) o.repeat = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--skip-1m")) o.big = false;
+    else if (!std::strcmp(argv[i], "--line")) o.line = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m]\n", argv[0],
-                   with_repeat ? " [--repeat N]" : "");
+      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m] [--line] [--only METHOD]\n",
+                   argv[0], with_repeat ? " [--repeat N]" : "");
       return false;
     }
   }
@@ -78,5 +89,46 @@ double timed_steps(Solver& s, float dt, int steps, int warmup, Each&& each) {
   }
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
+
+// Sustained bandwidth of this machine: a parallel triad a = b + s c over
+// three arrays far larger than the caches, counting 4 streams (the write
+// allocates its line first), best of three.
+inline double measure_bandwidth(int threads) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t n = std::size_t(1) << 28;  // 1 GiB per array: far beyond any L3
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  double best = 0;
+  tbb::task_arena arena(threads > 0 ? threads : int(tbb::task_arena::automatic));
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<std::size_t>& q) {
+        for (std::size_t i = q.begin(); i != q.end(); ++i) a[i] = b[i] + 0.5f * c[i];
+      });
+    });
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, 4.0 * 4.0 * double(n) / s);
+  }
+  if (a[n / 2] != 2.0f) std::printf("(triad check failed)\n");
+  return best;
+}
+
+// One line of a pass's time, its compulsory memory traffic (the bytes its
+// arrays must move at least once, from the model the caller states) and the
+// rate that is, as a share of the triad bandwidth: near 100 % a pass is
+// memory-bound, far below it bound by arithmetic or latency.
+inline void print_traffic(const char* pass, double seconds, double bytes, double bandwidth) {
+  const double rate = seconds > 0 ? bytes / seconds : 0.0;
+  std::printf("    %-26s %7.2f ms %8.1f MB %7.1f GB/s  %3.0f %% of the triad\n", pass, 1e3 * seconds, bytes / 1e6,
+              rate / 1e9, 100.0 * rate / bandwidth);
+}
+
+// The bytes the neighbour grid and its lists move per rebuild, for n
+// particles and P pairs: positions read and the keys and order written
+// (24 B), four radix passes reading and writing key and value (96 B), run
+// heads and cell ids (8 B), the sorted positions written and read by the
+// count and fill passes (36 B), the counts/offsets (4 B), and the lists'
+// indices (4 B a pair, one spare slot per particle).
+inline double neighbor_bytes(double n, double pairs) { return n * (24 + 96 + 8 + 36 + 4 + 4) + 4 * pairs; }
 
 }  // namespace eddy::bench

@@ -1,24 +1,30 @@
-// SPH benchmark on the reference dam break, against the figures measured
-// for SPlisHSPlasH 2.16 on this kind of machine (2 cores), see
+// SPH benchmark on the reference dam break, beside the figures measured for
+// SPlisHSPlasH 2.16 on this kind of machine (2 cores) on another day, see
 // ../shared/reference/solver-facts.md of the project's planning notes:
 //   WCSPH 108.5 ms per step (stiffness 5e4 Pa, exponent 7, dt 0.5 ms),
 //   DFSPH 126 ms per step (dt 1 ms, density error 0.05 %, divergence 0.1 %).
+// Only a ratio measured in one run means anything on these shared
+// machines: bench/peers/side_by_side.sh runs Eddy and the peer alternately
+// (make bench does when the peer is built).
 // Scene: a cube of water of 39^3 = 59,319 particles (r = 0.0125 m) in a
 // 4 x 3 x 1.5 m box with boundary particles, gravity 9.81, fixed time steps.
 // The same stiffness: B = 5e4 Pa is c0 = sqrt(7 B / rho0) = 18.7 m/s.
 //
 // Also: neighbour pairs per second per core in the WCSPH density pass (one
-// published CPU figure: about 3.6e7), the time split by phase, and memory
-// per particle at 1M particles.
+// published CPU figure: about 3.6e7), the time split by phase, each phase's
+// compulsory memory traffic against the triad bandwidth measured in the
+// same run, and memory per particle at 1M particles.
 //
 // These machines are shared: a run's speed varies by 10-15 % from one run to
 // the next, so each method runs --repeat times (3) from the same start and
 // the median run is reported, with the spread.
 //
 // Usage: eddy_bench_sph [--steps N] [--warmup N] [--threads N] [--repeat N] [--skip-1m]
+//                       [--line] [--only wcsph|dfsph]
 #include <tbb/info.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -80,9 +86,8 @@ Run median_run(int repeat, double& lo, double& hi, const std::function<Run()>& o
 }
 
 void print(const char* name, const Run& a, double lo, double hi, double ref_ms, int cores) {
-  std::printf("  %-34s %10.1f %14.1f   -> %.2fx faster (runs %.1f-%.1f ms: %.2fx-%.2fx)\n",
-              (std::string(name) + " ms per step").c_str(), a.ms_per_step, ref_ms, ref_ms / a.ms_per_step, lo, hi,
-              ref_ms / hi, ref_ms / lo);
+  std::printf("  %-34s %10.1f %14.1f   (%.2fx, not a same-run ratio; runs %.1f-%.1f ms)\n",
+              (std::string(name) + " ms per step").c_str(), a.ms_per_step, ref_ms, ref_ms / a.ms_per_step, lo, hi);
   std::printf("    phases (ms): neighbours %.1f, density %.1f, forces %.1f, divergence %.1f, pressure %.1f, "
               "integrate %.1f\n",
               1e3 * a.t.neighbors, 1e3 * a.t.density, 1e3 * a.t.forces, 1e3 * a.t.divergence, 1e3 * a.t.pressure,
@@ -99,6 +104,52 @@ void print(const char* name, const Run& a, double lo, double hi, double ref_ms, 
               a.iterations > 0 ? "density + factor" : "density", per_core);
 }
 
+// The compulsory traffic of each phase (bytes each array must move once;
+// the neighbours' own values, read in Z-order, are counted as cached), for
+// n particles, P fluid and Pb boundary pairs (list entries of 4 B):
+//   neighbours  the grid and fluid lists (neighbor_bytes), the boundary
+//               lists (positions read, counts, offsets: 20 B)
+//   density     lists; offsets, x, density, pressure, error (32 B); DFSPH
+//               also writes each pair's V grad W (12 B a pair), the factor,
+//               walls' sums (20 B) and its warm start (v, kappa: 32 B)
+//   forces      fluid list; offsets, x, v, density, pressure read, a
+//               written (48 B); boundary list (WCSPH's pressure); DFSPH's
+//               warm start reads the pair gradients again (12 B a pair),
+//               kappa and writes the velocity change (20 B)
+//   solves      DFSPH, per Jacobi iteration: the stiffness (16 B), applying
+//               it (list and pair gradients, kappa, walls' sum, v read and
+//               written: 16 B a pair, 44 B), the residual (16 B a pair,
+//               40 B); and the first residual
+//   integrate   x, v read and written, the projection (48 B)
+struct Traffic {
+  double neighbors, density, forces, divergence, pressure, integrate;
+};
+Traffic traffic(const Run& a, bool dfsph) {
+  const double n = double(a.n), P = a.pairs, Pb = a.boundary_pairs;
+  const auto solve = [&](double it) { return it * (16 * n + 32 * P + 84 * n) + 16 * P + 40 * n; };
+  Traffic t{};
+  t.neighbors = neighbor_bytes(n, P) + 4 * Pb + 20 * n;
+  t.density = 4 * P + 4 * Pb + 32 * n + (dfsph ? 12 * P + 52 * n : 0.0);
+  t.forces = 4 * P + 48 * n + (dfsph ? 12 * P + 20 * n : 4 * Pb);
+  t.divergence = dfsph ? solve(a.div_iterations) : 0.0;
+  t.pressure = dfsph ? solve(a.iterations) : 0.0;
+  t.integrate = 48 * n;
+  return t;
+}
+
+void print_phases(const char* name, const Run& a, bool dfsph, double bw) {
+  const Traffic t = traffic(a, dfsph);
+  std::printf("  %s:\n", name);
+  print_traffic("neighbour search", a.t.neighbors, t.neighbors, bw);
+  print_traffic("density", a.t.density, t.density, bw);
+  print_traffic("forces", a.t.forces, t.forces, bw);
+  if (dfsph) {
+    print_traffic("divergence solve", a.t.divergence, t.divergence, bw);
+    print_traffic("density solve", a.t.pressure, t.pressure, bw);
+  }
+  print_traffic("integrate", a.t.integrate, t.integrate, bw);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,20 +158,44 @@ int main(int argc, char** argv) {
   const int steps = o.steps, warmup = o.warmup, threads = o.threads, repeat = o.repeat;
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   const double rss0 = peak_rss_bytes();
+  const auto wcsph = [&] { return run(SphMethod::Wcsph, 39, 0.0125f, vec3(4, 3, 1.5f), 5e-4f, steps, warmup, threads); };
+  // (DFSPH's 1 ms steps cover the warm-up's time in half the steps; one
+  // line for the side-by-side script takes the warm-up as given, as the
+  // peer does.)
+  const int dfsph_warmup = o.line ? warmup : warmup / 2;
+  const auto dfsph = [&] {
+    return run(SphMethod::Dfsph, 39, 0.0125f, vec3(4, 3, 1.5f), 1e-3f, steps, dfsph_warmup, threads);
+  };
+  const bool want_w = !o.only || !std::strcmp(o.only, "wcsph"), want_d = !o.only || !std::strcmp(o.only, "dfsph");
+  if (!want_w && !want_d) {
+    std::fprintf(stderr, "--only: expected wcsph or dfsph, got '%s'\n", o.only);
+    return 2;
+  }
+  if (o.line) {  // one run each, one line each (bench/peers/side_by_side.sh)
+    for (int k = 0; k < 2; ++k) {
+      if (!(k == 0 ? want_w : want_d)) continue;
+      const Run a = k == 0 ? wcsph() : dfsph();
+      std::printf("peer=eddy method=%s particles=%zu ms_per_step=%.2f search_ms=%.2f iterations=%.2f steps=%d\n",
+                  k == 0 ? "wcsph" : "dfsph", a.n, a.ms_per_step, 1e3 * a.t.neighbors, a.iterations, steps);
+    }
+    return 0;
+  }
   std::printf("SPH dam break, 39^3 = 59,319 particles, r = 0.0125 m, 4 x 3 x 1.5 m box, boundary particles, "
               "%d cores (%d steps after %d warm-up steps)\n", cores, steps, warmup);
-  std::printf("  %-34s %10s %14s\n", "", "Eddy", "SPlisHSPlasH");
+  std::printf("  %-34s %10s %14s\n", "", "Eddy", "SPlisHSPlasH (another day)");
   double lo = 0, hi = 0;
-  const Run w = median_run(repeat, lo, hi, [&] {
-    return run(SphMethod::Wcsph, 39, 0.0125f, vec3(4, 3, 1.5f), 5e-4f, steps, warmup, threads);
-  });
-  print("WCSPH (dt 0.5 ms, B 5e4 Pa)", w, lo, hi, 108.5, cores);
-  const Run d = median_run(repeat, lo, hi, [&] {
-    return run(SphMethod::Dfsph, 39, 0.0125f, vec3(4, 3, 1.5f), 1e-3f, steps, warmup / 2, threads);
-  });
-  print("DFSPH (dt 1 ms, 0.05 % / 0.1 %)", d, lo, hi, 126.0, cores);
-  std::printf("  solver memory: %.0f bytes per particle (WCSPH), %.0f (DFSPH)\n", w.bytes / w.n, d.bytes / d.n);
-  if (o.big) {
+  Run w, d;
+  if (want_w) {
+    w = median_run(repeat, lo, hi, wcsph);
+    print("WCSPH (dt 0.5 ms, B 5e4 Pa)", w, lo, hi, 108.5, cores);
+  }
+  if (want_d) {
+    d = median_run(repeat, lo, hi, dfsph);
+    print("DFSPH (dt 1 ms, 0.05 % / 0.1 %)", d, lo, hi, 126.0, cores);
+  }
+  if (want_w && want_d)
+    std::printf("  solver memory: %.0f bytes per particle (WCSPH), %.0f (DFSPH)\n", w.bytes / w.n, d.bytes / d.n);
+  if (o.big && !o.only) {
     std::printf("\n1M particles (100^3 block, r = 0.01 m, in a 4 x 3 x 2 m box), DFSPH, 5 steps after 2 warm-up\n");
     const Run b = run(SphMethod::Dfsph, 100, 0.01f, vec3(4, 3, 2), 1e-3f, 5, 2, threads);
     std::printf("  ms per step %.1f, %.2f pressure / %.2f divergence iterations\n", b.ms_per_step, b.iterations,
@@ -129,5 +204,11 @@ int main(int argc, char** argv) {
                 "per particle\n",
                 b.bytes / b.n, b.nb, (peak_rss_bytes() - rss0) / b.n);
   }
+  // (After the 1M run: the bandwidth test's arrays would count in its peak memory.)
+  const double bw = measure_bandwidth(threads);
+  std::printf("\nphases of the 59,319-particle runs against the bandwidth measured in this run (triad %.1f GB/s):\n",
+              bw / 1e9);
+  if (want_w) print_phases("WCSPH", w, false, bw);
+  if (want_d) print_phases("DFSPH", d, true, bw);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "eddy/core/kernels.h"
 
@@ -96,6 +97,33 @@ TEST(Kernels, PairScalarsAreTheKernelAndItsGradient) {
       EXPECT_LE(length(r * s.g - g), 1e-5f * (length(g) + 1e-3f)) << "kind " << kind << " step " << i;
     }
     EXPECT_EQ(K.scalars(0.0f).g, 0.0f);
+  }
+}
+
+// The batched form the pair loops use (PairKernels::scalars<n>, branch-free)
+// against the per-pair one, bit for bit: at zero, at the cubic's knot
+// q = 1/2, at and beyond the support, and at a batch's spare-lane offset
+// (far, far, far) with far = h, where both must be exactly 0.
+TEST(Kernels, BatchedScalarsEqualThePerPairOnes) {
+  const float h = 0.1f;
+  std::vector<float> r2s = {0.0f, 1e-12f, 0.25f * h * h, h * h * (1.0f - 1e-6f), h * h, 1.5f * h * h, 3.0f * h * h};
+  for (int i = 1; i < 200; ++i) r2s.push_back(h * h * float(i) / 150.0f);
+  while (r2s.size() % 8) r2s.push_back(3.0f * h * h);
+  for (int kind : {0, 1}) {
+    const PairKernels K(h, kind);
+    for (std::size_t b = 0; b < r2s.size(); b += 8) {
+      float w[8], g[8];
+      K.scalars<8>(r2s.data() + b, w, g);
+      for (int l = 0; l < 8; ++l) {
+        const KernelScalars s = K.scalars(r2s[b + l]);
+        EXPECT_EQ(w[l], s.w) << "kind " << kind << " r2 " << r2s[b + l];
+        EXPECT_EQ(g[l], s.g) << "kind " << kind << " r2 " << r2s[b + l];
+        if (r2s[b + l] >= h * h) {
+          EXPECT_EQ(w[l], 0.0f);
+          EXPECT_EQ(g[l], 0.0f);
+        }
+      }
+    }
   }
 }
 

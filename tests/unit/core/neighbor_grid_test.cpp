@@ -7,6 +7,8 @@
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/neighbor_grid.h"
+#include "eddy/core/kernels.h"
+#include "eddy/core/pair_batch.h"
 
 namespace eddy {
 namespace {
@@ -163,6 +165,59 @@ TEST(NeighborGrid, MortonCodesRoundTrip) {
   EXPECT_EQ(grid::morton(0, 1, 0), 2u);
   EXPECT_EQ(grid::morton(0, 0, 1), 4u);
   EXPECT_EQ(grid::morton(3, 3, 3), 63u);
+}
+
+}  // namespace
+}  // namespace eddy
+
+namespace eddy {
+namespace {
+
+// The batched reading of the lists (pair_batch.h) against the lists: every
+// neighbour once, in list order, with its offset; the spare lanes hold the
+// particle itself beyond the support, where the kernels are exactly 0.
+TEST(PairBatch, VisitsEachNeighbourOnceAndSpareLanesAddNothing) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<Vec3f> x(3000);
+  for (auto& p : x) p = vec3(u(rng), u(rng), 0.3f * u(rng));
+  const float h = 0.06f;
+  CpuExecutor ex;
+  NeighborGrid<CpuExecutor> g(ex);
+  g.build(x.data(), uint32_t(x.size()), h);
+  g.find_neighbors(x.data());
+  const NeighborView nb = g.neighbors();
+  const PairKernels K(h, 1);
+  std::size_t batches = 0, spare = 0;
+  for (uint32_t i = 0; i < x.size(); ++i) {
+    std::vector<uint32_t> seen;
+    for_pair_batches(nb, i, x[i], x.data(), h, [&](const PairBatch& b) {
+      ++batches;
+      ASSERT_EQ(b.q0, nb.begin(i) + uint32_t(seen.size()));
+      ASSERT_GE(b.n, 1);
+      float w[kPairLanes], gs[kPairLanes];
+      K.scalars<kPairLanes>(b.r2, w, gs);
+      for (int l = 0; l < kPairLanes; ++l) {
+        if (l < b.n) {
+          const Vec3f r = x[i] - x[b.j[l]];
+          EXPECT_EQ(b.rx[l], r.x);
+          EXPECT_EQ(b.ry[l], r.y);
+          EXPECT_EQ(b.rz[l], r.z);
+          EXPECT_EQ(b.r2[l], length2(r));
+          seen.push_back(b.j[l]);
+        } else {
+          ++spare;
+          EXPECT_EQ(b.j[l], i);
+          EXPECT_GE(b.r2[l], h * h);
+          EXPECT_EQ(w[l], 0.0f);
+          EXPECT_EQ(gs[l], 0.0f);
+        }
+      }
+    });
+    ASSERT_EQ(seen, std::vector<uint32_t>(nb.indices + nb.begin(i), nb.indices + nb.end(i))) << "particle " << i;
+  }
+  EXPECT_GT(batches, x.size());  // lists longer than one batch were read
+  EXPECT_GT(spare, 0u);
 }
 
 }  // namespace

@@ -44,6 +44,11 @@ struct Poly6 {
     const float d = h2 - r2;
     return k * d * d * d;
   }
+  // W without a branch (the same value), for the batched pair loops.
+  EDDY_HD_INLINE float W_select(float r2) const {
+    const float d = h2 - r2;
+    return r2 < h2 ? k * d * d * d : 0.0f;
+  }
   // Gradient with respect to r (the vector from the neighbour to the particle).
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
     const float r2 = length2(r);
@@ -71,6 +76,13 @@ struct Spiky {
     const float d = h - rl;
     return kg * d * d / rl;
   }
+  // grad_scale without a branch (the same value), for the batched pair loops.
+  EDDY_HD_INLINE float grad_scale_select(float r2) const {
+    const float rl = sqrtf(r2);
+    const float d = h - rl;
+    const float g = kg * d * d / (rl > 1e-9f * h ? rl : 1.0f);
+    return (rl < h) & (rl > 1e-9f * h) ? g : 0.0f;
+  }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return r * grad_scale(length2(r)); }
 };
 
@@ -90,14 +102,21 @@ struct CubicSpline {
   // h = 2 spacings), where a branch would be mispredicted half the time.
   EDDY_HD_INLINE KernelScalars scalars(float r2) const {
     const float rl = sqrtf(r2);
-    const float q = fminf(rl * inv_h, 1.0f);
+    // (A select, not fminf: fminf is a library call on x86 and keeps the
+    // pair loops from vectorising. The same value, NaN included.)
+    const float qr = rl * inv_h;
+    const float q = qr < 1.0f ? qr : 1.0f;
     const float d = 1.0f - q;
     const bool inner = q <= 0.5f;
     const float w_in = 6.0f * q * q * (q - 1.0f) + 1.0f, w_out = 2.0f * d * d * d;
     const float g_in = q * (3.0f * q - 2.0f), g_out = -d * d;
     const float w = k * (inner ? w_in : w_out);
     const float dwdq = inner ? g_in : g_out;
-    return {w, rl > 1e-9f * h ? kg * dwdq * inv_h / rl : 0.0f};
+    // The division on a safe divisor, then the select: a division under a
+    // condition would keep the loop from being vectorised.
+    const bool away = rl > 1e-9f * h;
+    const float g = kg * dwdq * inv_h / (away ? rl : 1.0f);
+    return {w, away ? g : 0.0f};
   }
   EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
     const KernelScalars s = scalars(r2);
@@ -169,6 +188,24 @@ struct PairKernels {
   EDDY_HD_INLINE KernelSample eval(Vec3f r, float r2) const {
     if (kind == 0) return {poly6.W(r2), spiky.grad(r)};
     return cubic.eval(r, r2);
+  }
+  // scalars() of n pairs at once (|r|^2 in r2[0..n)): the kind is chosen
+  // once, and the pairs go through a branch-free loop the compiler
+  // vectorises. The same values as scalars().
+  template <int n>
+  EDDY_HD_INLINE void scalars(const float* r2, float* w, float* g) const {
+    if (kind == 0) {
+      for (int l = 0; l < n; ++l) {
+        w[l] = poly6.W_select(r2[l]);
+        g[l] = spiky.grad_scale_select(r2[l]);
+      }
+    } else {
+      for (int l = 0; l < n; ++l) {
+        const KernelScalars s = cubic.scalars(r2[l]);
+        w[l] = s.w;
+        g[l] = s.g;
+      }
+    }
   }
 };
 

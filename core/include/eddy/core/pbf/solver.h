@@ -21,6 +21,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/neighbor_grid.h"
+#include "eddy/core/pair_batch.h"
 #include "eddy/core/pbf/pbf.h"
 #include "eddy/core/points.h"
 #include "eddy/core/reduce_ops.h"
@@ -250,20 +251,23 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const float w0 = K.W(0.0f);
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
-      float wsum = w0;
-      Vec3f gi = vec3(0.0f);  // sum_j grad W_ij
-      float g2 = 0.0f;        // sum_j |grad W_ij|^2
-      if (with_lambda) {
-        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-          const Vec3f r = xi - xp[nb.indices[q]];
-          const KernelSample ks = K.eval(r, length2(r));
-          wsum += ks.w;
-          gi += ks.grad;
-          g2 += length2(ks.grad);
+      // Per lane: sum_j W_ij, sum_j grad W_ij, sum_j |grad W_ij|^2.
+      constexpr int L = kPairLanes;
+      float aw[L] = {}, agx[L] = {}, agy[L] = {}, agz[L] = {}, ag2[L] = {};
+      for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
+        float w[L], g[L];
+        K.scalars<L>(b.r2, w, g);
+        for (int l = 0; l < L; ++l) {
+          aw[l] += w[l];
+          agx[l] += b.rx[l] * g[l];
+          agy[l] += b.ry[l] * g[l];
+          agz[l] += b.rz[l] * g[l];
+          ag2[l] += g[l] * g[l] * b.r2[l];
         }
-      } else {
-        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) wsum += K.W(length2(xi - xp[nb.indices[q]]));
-      }
+      });
+      const float wsum = w0 + lane_sum(aw);
+      const Vec3f gi = vec3(lane_sum(agx), lane_sum(agy), lane_sum(agz));  // sum_j grad W_ij
+      const float g2 = lane_sum(ag2);                                       // sum_j |grad W_ij|^2
       // density / rho0, from the particles and the walls
       float rel = wsum * c.mass * c.inv_rho0;
       Vec3f wg = vec3(0.0f), ws = vec3(0.0f);  // wall gradient of C_i, wall s_corr push
@@ -345,14 +349,28 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
       const float li = lambda[i];
-      Vec3f d = vec3(0.0f);
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-        const uint32_t j = nb.indices[q];
-        const Vec3f r = xi - xp[j];
-        const KernelSample ks = K.eval(r, length2(r));
-        const float scorr = -c.scorr_scale * scorr_pow(ks.w * c.scorr_inv_wdq, c.scorr_n);
-        d += ks.grad * (li + lambda[j] + scorr);
-      }
+      constexpr int L = kPairLanes;
+      float ax[L] = {}, ay[L] = {}, az[L] = {};
+      for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
+        float w[L], g[L], s[L];
+        K.scalars<L>(b.r2, w, g);
+        for (int l = 0; l < L; ++l) s[l] = li + lambda[b.j[l]];
+        if (c.scorr_n == 4.0f) {
+          for (int l = 0; l < L; ++l) {
+            const float x = w[l] * c.scorr_inv_wdq, x2 = x * x;
+            s[l] -= c.scorr_scale * (x2 * x2);
+          }
+        } else {
+          for (int l = 0; l < L; ++l) s[l] -= c.scorr_scale * scorr_pow(w[l] * c.scorr_inv_wdq, c.scorr_n);
+        }
+        for (int l = 0; l < L; ++l) {
+          const float k = g[l] * s[l];
+          ax[l] += b.rx[l] * k;
+          ay[l] += b.ry[l] * k;
+          az[l] += b.rz[l] * k;
+        }
+      });
+      const Vec3f d = vec3(lane_sum(ax), lane_sum(ay), lane_sum(az));
       dp[i] = d * c.volume0 + wall_dp[i];
     });
   }
@@ -455,18 +473,34 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const bool vort = params_.vorticity > 0.0f;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i], vi = v[i];
-      Vec3f dv = vec3(0.0f), w = vec3(0.0f);
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-        const uint32_t j = nb.indices[q];
-        const Vec3f r = xi - xp[j];
-        const Vec3f vij = v[j] - vi;
-        const float Vj = c.mass / density[j];
-        const KernelSample ks = K.eval(r, length2(r));
-        dv += vij * (Vj * ks.w);
-        if (vort) w += cross(ks.grad, vij) * Vj;
-      }
+      constexpr int L = kPairLanes;
+      float dvx[L] = {}, dvy[L] = {}, dvz[L] = {}, wx[L] = {}, wy[L] = {}, wz[L] = {};
+      for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
+        float w[L], g[L], ux[L], uy[L], uz[L], Vj[L];
+        for (int l = 0; l < L; ++l) {  // v_j - v_i and V_j (0 and m/rho_i in the spare lanes: j = i)
+          const uint32_t j = b.j[l];
+          const Vec3f u = v[j] - vi;
+          ux[l] = u.x;
+          uy[l] = u.y;
+          uz[l] = u.z;
+          Vj[l] = c.mass / density[j];
+        }
+        K.scalars<L>(b.r2, w, g);
+        for (int l = 0; l < L; ++l) {
+          const float k = Vj[l] * w[l];
+          dvx[l] += ux[l] * k;
+          dvy[l] += uy[l] * k;
+          dvz[l] += uz[l] * k;
+          // cross(grad W, v_j - v_i) V_j, grad W = r g
+          const float gv = g[l] * Vj[l];
+          wx[l] += (b.ry[l] * uz[l] - b.rz[l] * uy[l]) * gv;
+          wy[l] += (b.rz[l] * ux[l] - b.rx[l] * uz[l]) * gv;
+          wz[l] += (b.rx[l] * uy[l] - b.ry[l] * ux[l]) * gv;
+        }
+      });
+      const Vec3f dv = vec3(lane_sum(dvx), lane_sum(dvy), lane_sum(dvz));
       v_new[i] = vi + dv * cx;
-      omega[i] = w;
+      omega[i] = vort ? vec3(lane_sum(wx), lane_sum(wy), lane_sum(wz)) : vec3(0.0f);
     });
     if (vort) {
       const float eps = params_.vorticity;
@@ -474,11 +508,19 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
         const Vec3f xi = xp[i];
         const float wi = length(omega[i]);
-        Vec3f eta = vec3(0.0f);
-        for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-          const uint32_t j = nb.indices[q];
-          eta += K.grad(xi - xp[j]) * ((length(omega[j]) - wi) * c.mass / density[j]);
-        }
+        constexpr int L = kPairLanes;
+        float ex[L] = {}, ey[L] = {}, ez[L] = {};
+        for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
+          float w[L], g[L], k[L];
+          for (int l = 0; l < L; ++l) k[l] = (length(omega[b.j[l]]) - wi) * c.mass / density[b.j[l]];
+          K.scalars<L>(b.r2, w, g);
+          for (int l = 0; l < L; ++l) {
+            ex[l] += b.rx[l] * (g[l] * k[l]);
+            ey[l] += b.ry[l] * (g[l] * k[l]);
+            ez[l] += b.rz[l] * (g[l] * k[l]);
+          }
+        });
+        const Vec3f eta = vec3(lane_sum(ex), lane_sum(ey), lane_sum(ez));
         const Vec3f N = normalize_or(eta, vec3(0.0f));
         vout[i] = v_new[i] + cross(N, omega[i]) * (eps * dt);
       });

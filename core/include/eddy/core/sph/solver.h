@@ -37,6 +37,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/neighbor_grid.h"
+#include "eddy/core/pair_batch.h"
 #include "eddy/core/points.h"
 #include "eddy/core/reduce_ops.h"
 #include "eddy/core/sph/sph.h"

@@ -97,8 +97,15 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
     const Vec3f xi = x[i];
     float wsum = w0;
     float rel;
+    constexpr int L = kPairLanes;
     if (wcsph) {
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) wsum += W.W(length2(xi - x[nb.indices[q]]));
+      float aw[L] = {};
+      for_pair_batches(nb, i, xi, x, c.h, [&](const PairBatch& b) {
+        float w[L], g[L];
+        W.scalars<L>(b.r2, w, g);
+        for (int l = 0; l < L; ++l) aw[l] += w[l];
+      });
+      wsum += lane_sum(aw);
       rel = wsum * c.volume0;
       if (with_b)
         for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
@@ -107,21 +114,39 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
         }
       pressure[i] = tait_pressure(c, rel);  // wcsph.h
     } else {
-      Vec3f gsum = vec3(0.0f), dv = vec3(0.0f);
-      float g2 = 0.0f;
       const float kvi = kv_old[i] * kv_scale;
-      for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-        const uint32_t j = nb.indices[q];
-        const Vec3f r = xi - x[j];
-        const KernelScalars k = W.scalars(length2(r));
-        wsum += k.w;
-        const float gs = k.g * c.volume0;
-        const Vec3f gw = r * gs;
-        pg[q] = gw;
-        gsum += gw;
-        g2 += length2(gw);
-        if (warm) dv += gw * (kvi + kv_old[j] * kv_scale);
-      }
+      // Per lane: sum W, sum V grad W, sum |V grad W|^2 and (warm) the
+      // divergence solver's warm-start velocity change.
+      float aw[L] = {}, ax[L] = {}, ay[L] = {}, az[L] = {}, a2[L] = {}, dx[L] = {}, dy[L] = {}, dz[L] = {};
+      for_pair_batches(nb, i, xi, x, c.h, [&](const PairBatch& b) {
+        float w[L], g[L], gx[L], gy[L], gz[L];
+        W.scalars<L>(b.r2, w, g);
+        for (int l = 0; l < L; ++l) {
+          const float gs = g[l] * c.volume0;
+          gx[l] = b.rx[l] * gs;
+          gy[l] = b.ry[l] * gs;
+          gz[l] = b.rz[l] * gs;
+          aw[l] += w[l];
+          ax[l] += gx[l];
+          ay[l] += gy[l];
+          az[l] += gz[l];
+          a2[l] += gx[l] * gx[l] + gy[l] * gy[l] + gz[l] * gz[l];
+        }
+        for (int l = 0; l < b.n; ++l) pg[b.q0 + l] = vec3(gx[l], gy[l], gz[l]);
+        if (warm) {
+          float k[L];
+          for (int l = 0; l < L; ++l) k[l] = kvi + kv_old[b.j[l]] * kv_scale;
+          for (int l = 0; l < L; ++l) {
+            dx[l] += gx[l] * k[l];
+            dy[l] += gy[l] * k[l];
+            dz[l] += gz[l] * k[l];
+          }
+        }
+      });
+      wsum += lane_sum(aw);
+      Vec3f gsum = vec3(lane_sum(ax), lane_sum(ay), lane_sum(az));
+      Vec3f dv = vec3(lane_sum(dx), lane_sum(dy), lane_sum(dz));
+      const float g2 = lane_sum(a2);
       rel = wsum * c.volume0;
       Vec3f gb = vec3(0.0f);  // sum_b V_b grad W_ib
       float gbv = 0.0f;       // sum_b V_b v_b . grad W_ib (moving colliders)

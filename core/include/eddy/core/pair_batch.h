@@ -1,0 +1,59 @@
+#pragma once
+// Neighbour lists read in batches of kPairLanes pairs, laid out as structure
+// of arrays: the solvers' pair loops gather a batch (the only scattered
+// reads), then do the kernel arithmetic in loops over the lanes that the
+// compiler vectorises (the same loops run per thread on the GPU), summing
+// into one accumulator per lane. Lanes past the end of a list hold the
+// particle itself, j = i, at an offset r = (far, far, far) with far >= h,
+// where every kernel and gradient is 0: they add nothing, with no masks.
+//
+// The lanes' partial sums are added in a fixed order (lane_sum), so results
+// do not depend on the thread count or the instruction set.
+#include <stdint.h>
+
+#include "eddy/core/neighbor_grid.h"
+#include "eddy/core/vec.h"
+
+namespace eddy {
+
+constexpr int kPairLanes = 8;
+
+struct PairBatch {
+  float rx[kPairLanes], ry[kPairLanes], rz[kPairLanes];  // x_i - x_j
+  float r2[kPairLanes];                                   // |x_i - x_j|^2
+  uint32_t j[kPairLanes];
+  uint32_t q0;  // the list slot of lane 0 (pair-indexed data: slot q0 + l)
+  int n;        // lanes in use: 1..kPairLanes
+};
+
+// f(batch) for each batch of i's neighbours (i at xi, positions x); `far`
+// is at least the support radius.
+template <class F>
+EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f xi, const Vec3f* x, float far, F&& f) {
+  const uint32_t e = nb.end(i);
+  for (uint32_t q0 = nb.begin(i); q0 < e; q0 += kPairLanes) {
+    PairBatch b;
+    b.q0 = q0;
+    b.n = e - q0 < uint32_t(kPairLanes) ? int(e - q0) : kPairLanes;
+    for (int l = 0; l < kPairLanes; ++l) {
+      const bool in = q0 + uint32_t(l) < e;
+      const uint32_t j = in ? nb.indices[q0 + l] : i;
+      const Vec3f r = xi - x[j];
+      b.j[l] = j;
+      b.rx[l] = in ? r.x : far;
+      b.ry[l] = in ? r.y : far;
+      b.rz[l] = in ? r.z : far;
+    }
+    for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
+    f(b);
+  }
+}
+
+// The lanes' sum, in a fixed order.
+EDDY_HD_INLINE float lane_sum(const float* a) {
+  float s = a[0];
+  for (int l = 1; l < kPairLanes; ++l) s += a[l];
+  return s;
+}
+
+}  // namespace eddy
