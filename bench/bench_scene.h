@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "eddy/core/collider.h"
+#include "eddy/core/cpu_executor.h"
 #include "eddy/core/points.h"
 
 namespace eddy::bench {
@@ -46,7 +47,8 @@ inline double peak_rss_bytes() {
 
 // The command line: --steps N, --warmup N, --threads N (0: all cores),
 // --skip-1m, --line (one machine-readable line per method, for the
-// side-by-side script in bench/peers/), --only METHOD and, where the
+// side-by-side script in bench/peers/), --only METHOD, --no-simd (no AVX2
+// dispatch: the baseline for its gain) and, where the
 // benchmark repeats its runs, --repeat N.
 struct Options {
   int steps = 0, warmup = 0, threads = 0, repeat = 1;
@@ -54,6 +56,7 @@ struct Options {
   bool line = false;  // --line
   const char* only = nullptr;  // --only METHOD: that method's run alone
 };
+
 
 // Reads argv over the defaults in `o`; on an argument it does not know,
 // prints the usage and returns false.
@@ -65,9 +68,10 @@ inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = 
     else if (with_repeat && !std::strcmp(argv[i], "--repeat") && i + 1 < argc) o.repeat = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--skip-1m")) o.big = false;
     else if (!std::strcmp(argv[i], "--line")) o.line = true;
+    else if (!std::strcmp(argv[i], "--no-simd")) CpuExecutor::set_simd(false);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m] [--line] [--only METHOD]\n",
+      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m] [--line] [--only METHOD] [--no-simd]\n",
                    argv[0], with_repeat ? " [--repeat N]" : "");
       return false;
     }

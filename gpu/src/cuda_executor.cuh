@@ -96,6 +96,11 @@ class CudaExecutor {
     for_each_kernel<<<(n + block - 1) / block, block>>>(n, f);
     check(cudaGetLastError(), "for_each launch");
   }
+  // The CPU's AVX2 dispatch has no meaning here: the same as for_each.
+  template <class F>
+  void for_each_simd(uint32_t n, F f) const {
+    for_each(n, f);
+  }
 
   template <class T, class Map, class Op>
   T reduce(uint32_t n, T init, Map map, Op op) const {

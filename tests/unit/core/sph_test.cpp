@@ -9,6 +9,7 @@
 #include <random>
 
 #include "eddy/core/sph/boundary.h"
+#include "eddy/core/cpu_executor.h"
 #include "eddy/core/error.h"
 #include "eddy/core/sph/sph.h"
 #include "eddy/core/sph/solver.h"
@@ -56,6 +57,24 @@ TEST(Sph, ResultsDoNotDependOnTheThreadCount) {
     EXPECT_EQ(std::memcmp(one.P(), two.P(), one.size() * sizeof(Vec3f)), 0) << int(m);
     EXPECT_EQ(std::memcmp(one.P(), all.P(), one.size() * sizeof(Vec3f)), 0) << int(m);
     EXPECT_EQ(std::memcmp(one.get_float("pressure"), all.get_float("pressure"), one.size() * 4), 0) << int(m);
+  }
+}
+
+// The AVX2 dispatch of SPH's batched density pass and the neighbour search
+// against the baseline: the same bits (see the PBF test of the same name).
+TEST(Sph, AvxDispatchGivesTheSameBitsAsTheBaseline) {
+  const Points start = moving_block(12, 8, 8, 0.02f, vec3(0.1f, 0.05f, 0.05f), vec3(2.0f, -1.0f, 0.5f));
+  const std::vector<Collider> cols = {tank(vec3(0), vec3(1.0f, 1.0f, 0.6f))};
+  for (SphMethod m : {SphMethod::Wcsph, SphMethod::Dfsph}) {
+    const SphParams p = params(m);
+    const float dt = m == SphMethod::Wcsph ? 2e-4f : 1e-3f;
+    const Points fast = run(p, 2, 15, start, cols, dt);
+    CpuExecutor::set_simd(false);
+    const Points base = run(p, 2, 15, start, cols, dt);
+    CpuExecutor::set_simd(true);
+    ASSERT_EQ(fast.size(), base.size());
+    EXPECT_EQ(std::memcmp(fast.P(), base.P(), fast.size() * sizeof(Vec3f)), 0) << int(m);
+    EXPECT_EQ(std::memcmp(fast.get_float("pressure"), base.get_float("pressure"), fast.size() * 4), 0) << int(m);
   }
 }
 

@@ -25,7 +25,20 @@
 #include "eddy/core/error.h"
 #include "eddy/core/reduce_ops.h"
 
+// Runtime dispatch to AVX2 for for_each_simd: x86-64 with GCC or Clang, in
+// host code that nvcc does not compile.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#define EDDY_CPU_DISPATCH 1
+#else
+#define EDDY_CPU_DISPATCH 0
+#endif
+
 namespace eddy {
+
+// The process-wide switch behind CpuExecutor::set_simd, and whether this
+// CPU has AVX2 (cpu_executor.cpp: one copy for the whole process).
+bool& cpu_simd_flag();
+bool cpu_supports_avx2();
 
 class CpuExecutor {
  public:
@@ -55,6 +68,40 @@ class CpuExecutor {
         for (uint32_t i = r.begin(); i != r.end(); ++i) f(i);
       });
     });
+  }
+
+  // for_each for the solvers' batched pair loops (pair_batch.h): on x86-64
+  // CPUs with AVX2 each chunk runs in a function compiled for AVX2 with f
+  // inlined into it, so the lane loops use 8-wide vectors; elsewhere (and
+  // with set_simd(false)) it is for_each. The results are the same bit for
+  // bit: the lanes do the same IEEE operations (no fused multiply-add) and
+  // are summed in the same order.
+  template <class F>
+  void for_each_simd(uint32_t n, F f) const {
+#if EDDY_CPU_DISPATCH
+    if (simd_enabled() && cpu_has_avx2()) {
+      if (n == 0) return;
+      if (n < kSerialBelow || threads() == 1) return run_avx2(f, 0u, n);
+      arena_->execute([&] {
+        tbb::parallel_for(tbb::blocked_range<uint32_t>(0, n, 512),
+                          [&](const tbb::blocked_range<uint32_t>& r) { run_avx2(f, r.begin(), r.end()); });
+      });
+      return;
+    }
+#endif
+    for_each(n, std::move(f));
+  }
+
+  // Whether for_each_simd may use AVX2 (default true; for the tests that
+  // compare both paths, and to rule the dispatch out when measuring).
+  static void set_simd(bool on) { simd_flag() = on; }
+  static bool simd_enabled() { return simd_flag(); }
+  static bool uses_avx2() {
+#if EDDY_CPU_DISPATCH
+    return simd_enabled() && cpu_has_avx2();
+#else
+    return false;
+#endif
   }
 
   // Runs f(b) for each of nb blocks of [0, n): block b covers [b*bs, min(n, (b+1)*bs)).
@@ -186,6 +233,18 @@ class CpuExecutor {
 
  private:
   static constexpr uint32_t kSerialBelow = 1024;
+
+  static bool& simd_flag() { return cpu_simd_flag(); }
+#if EDDY_CPU_DISPATCH
+  static bool cpu_has_avx2() { return cpu_supports_avx2(); }
+  // f(i) for i in [lo, hi), compiled for AVX2 with every call inside it
+  // inlined where it can be (flatten), so f's loops are AVX2 code. Only
+  // reached when the CPU has AVX2.
+  template <class F>
+  __attribute__((target("avx2"), flatten, noinline)) static void run_avx2(const F& f, uint32_t lo, uint32_t hi) {
+    for (uint32_t i = lo; i < hi; ++i) f(i);
+  }
+#endif
   static constexpr uint32_t kMaxBlocks = 1024;
   static constexpr uint32_t kSortBlocks = 64;
   static uint32_t block_size(uint32_t n) { return std::max<uint32_t>(2048, (n + kMaxBlocks - 1) / kMaxBlocks); }

@@ -417,7 +417,7 @@ class NeighborGrid {
     const uint32_t* cell_start = cell_start_.data();
     const uint32_t* cell_nbr = cell_nbr_.data();
     if (strategy_ == NeighborStrategy::PerCell) {
-      ex_.for_each(cells_, [=] EDDY_HD(uint32_t c) {
+      ex_.for_each_simd(cells_, [=] EDDY_HD(uint32_t c) {
         grid::Candidates cand;
         const uint32_t* nb = cell_nbr + size_t(c) * 27;
         cand.gather(nb, cell_start, xs, order);

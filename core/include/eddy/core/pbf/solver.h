@@ -249,7 +249,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const ReactionView R = with_lambda ? reactions_.view() : ReactionView{};
     Vec3f* pending = R.on() ? react_wall_.data() : nullptr;
     const float w0 = K.W(0.0f);
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
       // Per lane: sum_j W_ij, sum_j grad W_ij, sum_j |grad W_ij|^2.
       constexpr int L = kPairLanes;
@@ -346,7 +346,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const float* lambda = lambda_.data();
     const Vec3f* wall_dp = wall_dp_.data();
     Vec3f* dp = dp_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
       const float li = lambda[i];
       constexpr int L = kPairLanes;
@@ -471,7 +471,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     Vec3f* omega = omega_.data();
     const float cx = params_.xsph;
     const bool vort = params_.vorticity > 0.0f;
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i], vi = v[i];
       constexpr int L = kPairLanes;
       float dvx[L] = {}, dvy[L] = {}, dvz[L] = {}, wx[L] = {}, wy[L] = {}, wz[L] = {};
@@ -505,7 +505,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     if (vort) {
       const float eps = params_.vorticity;
       Vec3f* vout = v_.data();
-      ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
         const Vec3f xi = xp[i];
         const float wi = length(omega[i]);
         constexpr int L = kPairLanes;

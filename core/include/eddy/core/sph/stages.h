@@ -93,7 +93,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
   // (record_wall_pressure turns it into impulses).
   const ReactionView R = reactions_.view();
   Vec3f* wgs = R.on() && !wcsph ? wall_gs_.data() : nullptr;
-  ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+  ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i];
     float wsum = w0;
     float rel;
