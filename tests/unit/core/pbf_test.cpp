@@ -29,16 +29,24 @@ Points run(const PbfParams& p, int threads, int steps, const Points& start, cons
   return out;
 }
 
+// A splashing block (initial velocity into a corner): exercises every stage.
+struct Splash {
+  Points start = moving_block(14, 10, 9, 0.02f, vec3(0.1f, 0.05f, 0.05f), vec3(2.0f, -1.0f, 0.5f));
+  PbfParams p = [] {
+    PbfParams q;
+    q.vorticity = 0.5f;
+    q.reorder_interval = 3;
+    return q;
+  }();
+  std::vector<Collider> cols = {tank(vec3(0), vec3(1.0f, 1.0f, 0.6f))};
+  Points run(int threads) const { return eddy::run(p, threads, 20, start, cols); }
+};
+
 TEST(Pbf, ResultsDoNotDependOnTheThreadCount) {
-  // A splashing block (initial velocity into a corner) exercises every stage.
-  const Points start = moving_block(14, 10, 9, 0.02f, vec3(0.1f, 0.05f, 0.05f), vec3(2.0f, -1.0f, 0.5f));
-  PbfParams p;
-  p.vorticity = 0.5f;
-  p.reorder_interval = 3;
-  const std::vector<Collider> cols = {tank(vec3(0), vec3(1.0f, 1.0f, 0.6f))};
-  const Points one = run(p, 1, 20, start, cols);
-  const Points all = run(p, 0, 20, start, cols);
-  const Points two = run(p, 2, 20, start, cols);
+  const Splash splash;
+  const Points one = splash.run(1);
+  const Points all = splash.run(0);
+  const Points two = splash.run(2);
   ASSERT_EQ(one.size(), all.size());
   EXPECT_EQ(std::memcmp(one.P(), all.P(), one.size() * sizeof(Vec3f)), 0);
   EXPECT_EQ(std::memcmp(one.v(), all.v(), one.size() * sizeof(Vec3f)), 0);
@@ -52,16 +60,12 @@ TEST(Pbf, ResultsDoNotDependOnTheThreadCount) {
 // without AVX2 both runs take the baseline path and the check is trivial;
 // the test says so.)
 TEST(Pbf, AvxDispatchGivesTheSameBitsAsTheBaseline) {
-  const Points start = moving_block(14, 10, 9, 0.02f, vec3(0.1f, 0.05f, 0.05f), vec3(2.0f, -1.0f, 0.5f));
-  PbfParams p;
-  p.vorticity = 0.5f;
-  p.reorder_interval = 3;
-  const std::vector<Collider> cols = {tank(vec3(0), vec3(1.0f, 1.0f, 0.6f))};
+  const Splash splash;
   if (!CpuExecutor::uses_avx2()) std::printf("  (this CPU has no AVX2: both runs take the baseline path)\n");
-  const Points fast = run(p, 2, 20, start, cols);
+  const Points fast = splash.run(2);
   CpuExecutor::set_simd(false);
   EXPECT_FALSE(CpuExecutor::uses_avx2());
-  const Points base = run(p, 2, 20, start, cols);
+  const Points base = splash.run(2);
   CpuExecutor::set_simd(true);
   ASSERT_EQ(fast.size(), base.size());
   EXPECT_EQ(std::memcmp(fast.P(), base.P(), fast.size() * sizeof(Vec3f)), 0);
