@@ -16,10 +16,11 @@
 // Also: throughput (particle-iterations per second) at 1M particles, and
 // peak memory per particle.
 //
-// Usage: eddy_bench_pbf [--steps N] [--warmup N] [--threads N] [--skip-1m] [--line]
+// Usage: eddy_bench_pbf [--steps N] [--warmup N] [--threads N] [--skip-1m] [--line] [--no-simd]
 #include <tbb/info.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "eddy/core/pbf/pbf.h"
@@ -73,24 +74,30 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads) {
 //             read, dp written: 44 B), the move and the collision
 //             projection (x*, dp read, x* written, then x* read and
 //             written: 60 B); and the final density pass
-//   velocity  velocity update (x, x*, v read, v written: 48 B), XSPH and
-//             vorticity (two list passes: x*, v, density read, v, omega
-//             written: 52 B; x*, omega, density, v read, v written: 52 B),
-//             commit (x, v read: 24 B)
+//   velocity  velocity update (x, x*, v read, v written: 48 B), XSPH (a
+//             list pass: x*, v, density read, v, omega written: 52 B, and
+//             its offsets), vorticity confinement when on (another: x*,
+//             omega, density, v read, v written: 52 B), commit (x, v read:
+//             24 B)
 struct Traffic {
   double predict, neighbors, solve, velocity;
 };
-Traffic traffic(const Run& a) {
+Traffic traffic(const Run& a, bool vorticity) {
   const double n = double(a.n), P = a.pairs, it = a.iterations;
+  const double list_pass = 4 * P + 56 * n;  // list, offsets and 52 B of arrays
   return {48 * n, neighbor_bytes(n, P), (it + 1) * (4 * P + 40 * n) + it * (4 * P + 44 * n + 60 * n),
-          48 * n + 2 * (4 * P + 4 * n) + 104 * n + 24 * n};
+          48 * n + list_pass * (vorticity ? 2 : 1) + 24 * n};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o{.steps = 300, .warmup = 200};
-  if (!parse_options(argc, argv, o)) return 2;
+  if (!parse_options(argc, argv, o, false, true)) return 2;
+  if (o.only && std::strcmp(o.only, "pbf") != 0) {
+    std::fprintf(stderr, "--only: this benchmark runs pbf only, got '%s'\n", o.only);
+    return 2;
+  }
   const int steps = o.steps, warmup = o.warmup, threads = o.threads;
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   const double rss0 = peak_rss_bytes();
@@ -125,11 +132,12 @@ int main(int argc, char** argv) {
   }
   // (After the 1M run: the bandwidth test's arrays would count in its peak memory.)
   const double bw = measure_bandwidth(threads);
-  const Traffic tr = traffic(a);
+  const Traffic tr = traffic(a, PbfParams{}.vorticity > 0.0f);
   std::printf("\nphases of the 59,319-particle run against the bandwidth measured in this run (triad %.1f GB/s):\n", bw / 1e9);
   print_traffic("predict", a.t.predict, tr.predict, bw);
   print_traffic("neighbour search", a.t.neighbors, tr.neighbors, bw);
   print_traffic("pressure solve", a.t.solve, tr.solve, bw);
-  print_traffic("velocity, XSPH, vorticity", a.t.velocity, tr.velocity, bw);
+  print_traffic(PbfParams{}.vorticity > 0.0f ? "velocity, XSPH, vorticity" : "velocity, XSPH", a.t.velocity,
+                tr.velocity, bw);
   return 0;
 }

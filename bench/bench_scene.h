@@ -60,7 +60,7 @@ struct Options {
 
 // Reads argv over the defaults in `o`; on an argument it does not know,
 // prints the usage and returns false.
-inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = false) {
+inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = false, bool with_line = false) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) o.steps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
@@ -71,8 +71,8 @@ inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = 
     else if (!std::strcmp(argv[i], "--no-simd")) CpuExecutor::set_simd(false);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m] [--line] [--only METHOD] [--no-simd]\n",
-                   argv[0], with_repeat ? " [--repeat N]" : "");
+      std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m]%s [--no-simd]\n", argv[0],
+                   with_repeat ? " [--repeat N]" : "", with_line ? " [--line] [--only METHOD]" : "");
       return false;
     }
   }

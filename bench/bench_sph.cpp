@@ -20,7 +20,7 @@
 // the median run is reported, with the spread.
 //
 // Usage: eddy_bench_sph [--steps N] [--warmup N] [--threads N] [--repeat N] [--skip-1m]
-//                       [--line] [--only wcsph|dfsph]
+//                       [--line] [--only wcsph|dfsph] [--no-simd]
 #include <tbb/info.h>
 
 #include <algorithm>
@@ -154,7 +154,7 @@ void print_phases(const char* name, const Run& a, bool dfsph, double bw) {
 
 int main(int argc, char** argv) {
   Options o{.steps = 100, .warmup = 100, .repeat = 3};
-  if (!parse_options(argc, argv, o, true)) return 2;
+  if (!parse_options(argc, argv, o, true, true)) return 2;
   const int steps = o.steps, warmup = o.warmup, threads = o.threads, repeat = o.repeat;
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   const double rss0 = peak_rss_bytes();

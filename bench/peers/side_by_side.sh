@@ -54,16 +54,20 @@ for m in "${list[@]}"; do
     em=$(field ms_per_step "$e") pm=$(field ms_per_step "$p")
     e_it=$(field iterations "$e") p_it=$(field iterations "$p")
     e_n=$(field particles "$e") p_n=$(field particles "$p")
+    if ! [[ $em =~ ^[0-9]+(\.[0-9]+)?$ && $pm =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $em == 0 || $pm == 0 ]]; then
+      echo "side_by_side.sh: $m, round $k: no time per step in the lines above" >&2
+      exit 1
+    fi
+    if [[ $e_n != "$p_n" ]]; then
+      echo "side_by_side.sh: $m: Eddy ran $e_n particles, the peer $p_n: not the same scene" >&2
+      exit 1
+    fi
     e_sum=$(awk -v a="$e_sum" -v b="$em" 'BEGIN { print a + b }')
     p_sum=$(awk -v a="$p_sum" -v b="$pm" 'BEGIN { print a + b }')
     r=$(awk -v a="$pm" -v b="$em" 'BEGIN { printf "%.2f", a / b }')
     lo=$(awk -v a="${lo:-$r}" -v b="$r" 'BEGIN { print (b < a ? b : a) }')
     hi=$(awk -v a="${hi:-$r}" -v b="$r" 'BEGIN { print (b > a ? b : a) }')
   done
-  if [[ $e_n != "$p_n" ]]; then
-    echo "side_by_side.sh: $m: Eddy ran $e_n particles, the peer $p_n: not the same scene" >&2
-    exit 1
-  fi
   table+=("$(awk -v m="$m" -v e="$e_sum" -v p="$p_sum" -v n="$rounds" -v lo="$lo" -v hi="$hi" -v ei="$e_it" -v pi="$p_it" \
     'BEGIN { printf "  %-6s %10.1f %14.1f %8.2fx   (rounds %.2fx-%.2fx)   iterations %s / %s", m, e / n, p / n, p / e, lo, hi, ei, pi }')")
 done

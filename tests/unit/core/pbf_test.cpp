@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/error.h"
@@ -54,23 +55,62 @@ TEST(Pbf, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(std::memcmp(one.get_int("id"), all.get_int("id"), one.size() * 4), 0);
 }
 
+// Turns CpuExecutor's AVX2 dispatch off for its lifetime (also when a test
+// throws), so a failing test leaves the dispatch as it found it.
+struct BaselineOnly {
+  BaselineOnly() { CpuExecutor::set_simd(false); }
+  ~BaselineOnly() { CpuExecutor::set_simd(true); }
+};
+
 // The AVX2 dispatch of the batched pair loops (CpuExecutor::for_each_simd)
-// against the baseline build of the same loops: the same bits, as the lanes
-// do the same IEEE operations and are summed in the same order. (On a CPU
-// without AVX2 both runs take the baseline path and the check is trivial;
-// the test says so.)
+// against the baseline build of the same loops, with both kernel pairs: the
+// same bits, as the lanes do the same IEEE operations and are summed in the
+// same order.
 TEST(Pbf, AvxDispatchGivesTheSameBitsAsTheBaseline) {
-  const Splash splash;
-  if (!CpuExecutor::uses_avx2()) std::printf("  (this CPU has no AVX2: both runs take the baseline path)\n");
-  const Points fast = splash.run(2);
-  CpuExecutor::set_simd(false);
-  EXPECT_FALSE(CpuExecutor::uses_avx2());
-  const Points base = splash.run(2);
-  CpuExecutor::set_simd(true);
-  ASSERT_EQ(fast.size(), base.size());
-  EXPECT_EQ(std::memcmp(fast.P(), base.P(), fast.size() * sizeof(Vec3f)), 0);
-  EXPECT_EQ(std::memcmp(fast.v(), base.v(), fast.size() * sizeof(Vec3f)), 0);
-  EXPECT_EQ(std::memcmp(fast.get_float("density"), base.get_float("density"), fast.size() * 4), 0);
+  if (!CpuExecutor::uses_avx2()) GTEST_SKIP() << "this CPU has no AVX2: there is one path only";
+  for (KernelPair kernel : {KernelPair::CubicSpline, KernelPair::Poly6Spiky}) {
+    Splash splash;
+    splash.p.kernel = kernel;
+    const Points fast = splash.run(2);
+    Points base;
+    {
+      const BaselineOnly off;
+      EXPECT_FALSE(CpuExecutor::uses_avx2());
+      base = splash.run(2);
+    }
+    ASSERT_EQ(fast.size(), base.size());
+    EXPECT_EQ(std::memcmp(fast.P(), base.P(), fast.size() * sizeof(Vec3f)), 0) << int(kernel);
+    EXPECT_EQ(std::memcmp(fast.v(), base.v(), fast.size() * sizeof(Vec3f)), 0) << int(kernel);
+    EXPECT_EQ(std::memcmp(fast.get_float("density"), base.get_float("density"), fast.size() * 4), 0) << int(kernel);
+  }
+}
+
+// The batched density pass against a plain double-precision sum over all
+// pairs, with both kernel pairs: rho_i = m (W(0) + sum_j W(x_i - x_j)) for a
+// disordered block in free space (no walls), within float round-off.
+TEST(Pbf, BatchedDensityIsThePlainSumOverPairs) {
+  Points start = block(9, 8, 7, 0.02f);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> jitter(-0.006f, 0.006f);
+  for (std::size_t i = 0; i < start.size(); ++i) start.P()[i] += vec3(jitter(rng), jitter(rng), jitter(rng));
+  for (KernelPair kernel : {KernelPair::CubicSpline, KernelPair::Poly6Spiky}) {
+    PbfParams p;
+    p.kernel = kernel;
+    p.reorder_interval = 0;  // the stored particles in their loaded order
+    auto s = make_pbf_solver_cpu(p, 2);
+    s->load(start);
+    Points out;
+    s->store(out);
+    const float h = pbf_constants(p, start.radius).h;
+    const PairKernels K(h, int(kernel));
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      double w = K.W(0.0f);
+      for (std::size_t j = 0; j < start.size(); ++j)
+        if (j != i) w += K.W(length2(start.P()[i] - start.P()[j]));
+      const double want = double(s->particle_mass()) * w;
+      ASSERT_NEAR(out.get_float("density")[i], want, 2e-5 * want) << "kernel " << int(kernel) << " particle " << i;
+    }
+  }
 }
 
 TEST(Pbf, ReorderingCarriesEveryAttributeWithItsParticle) {

@@ -47,7 +47,7 @@ struct Poly6 {
   // W without a branch (the same value), for the batched pair loops.
   EDDY_HD_INLINE float W_select(float r2) const {
     const float d = h2 - r2;
-    return r2 < h2 ? k * d * d * d : 0.0f;
+    return r2 >= h2 ? 0.0f : k * d * d * d;  // (NaN stays NaN, as in W)
   }
   // Gradient with respect to r (the vector from the neighbour to the particle).
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const {
@@ -81,7 +81,7 @@ struct Spiky {
     const float rl = sqrtf(r2);
     const float d = h - rl;
     const float g = kg * d * d / (rl > 1e-9f * h ? rl : 1.0f);
-    return (rl < h) & (rl > 1e-9f * h) ? g : 0.0f;
+    return (rl >= h) | (rl <= 1e-9f * h) ? 0.0f : g;  // (NaN stays NaN, as in grad_scale)
   }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return r * grad_scale(length2(r)); }
 };

@@ -258,11 +258,12 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         float w[L], g[L];
         K.scalars<L>(b.r2, w, g);
         for (int l = 0; l < L; ++l) {
+          const float gx = b.rx[l] * g[l], gy = b.ry[l] * g[l], gz = b.rz[l] * g[l];
           aw[l] += w[l];
-          agx[l] += b.rx[l] * g[l];
-          agy[l] += b.ry[l] * g[l];
-          agz[l] += b.rz[l] * g[l];
-          ag2[l] += g[l] * g[l] * b.r2[l];
+          agx[l] += gx;
+          agy[l] += gy;
+          agz[l] += gz;
+          ag2[l] += gx * gx + gy * gy + gz * gz;  // (components: g^2 alone can overflow at tiny r)
         }
       });
       const float wsum = w0 + lane_sum(aw);
@@ -491,12 +492,15 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           dvx[l] += ux[l] * k;
           dvy[l] += uy[l] * k;
           dvz[l] += uz[l] * k;
-          // cross(grad W, v_j - v_i) V_j, grad W = r g
-          const float gv = g[l] * Vj[l];
-          wx[l] += (b.ry[l] * uz[l] - b.rz[l] * uy[l]) * gv;
-          wy[l] += (b.rz[l] * ux[l] - b.rx[l] * uz[l]) * gv;
-          wz[l] += (b.rx[l] * uy[l] - b.ry[l] * ux[l]) * gv;
         }
+        if (vort)
+          for (int l = 0; l < L; ++l) {
+            // cross(grad W, v_j - v_i) V_j, grad W = r g
+            const float gv = g[l] * Vj[l];
+            wx[l] += (b.ry[l] * uz[l] - b.rz[l] * uy[l]) * gv;
+            wy[l] += (b.rz[l] * ux[l] - b.rx[l] * uz[l]) * gv;
+            wz[l] += (b.rx[l] * uy[l] - b.ry[l] * ux[l]) * gv;
+          }
       });
       const Vec3f dv = vec3(lane_sum(dvx), lane_sum(dvy), lane_sum(dvz));
       v_new[i] = vi + dv * cx;
