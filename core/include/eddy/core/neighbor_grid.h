@@ -202,42 +202,26 @@ struct CellWalker {
   uint32_t ncells;
   const uint32_t* cell_start;
 
-  // The cell coordinates of a point (clamped, see cell_coord).
-  EDDY_HD_INLINE void coords(Vec3f qi, int c[3]) const {
-    c[0] = int(cell_coord(qi.x, origin.x, inv_h));
-    c[1] = int(cell_coord(qi.y, origin.y, inv_h));
-    c[2] = int(cell_coord(qi.z, origin.z, inv_h));
-  }
-  // The occupied cell at (nx, ny, nz), or kNoCell.
-  EDDY_HD_INLINE uint32_t cell_at(int nx, int ny, int nz) const {
-    if (nx < 0 || ny < 0 || nz < 0) return kNoCell;
-    if (table) {
-      if (nx < dims[0] && ny < dims[1] && nz < dims[2]) return table[(size_t(nz) * dims[1] + ny) * dims[0] + nx];
-    } else if (nx <= int(kMaxCoord) && ny <= int(kMaxCoord) && nz <= int(kMaxCoord)) {
-      const uint64_t nk = morton(uint32_t(nx), uint32_t(ny), uint32_t(nz));
-      const uint32_t at = lower_bound(cell_keys, ncells, nk);
-      if (at < ncells && cell_keys[at] == nk) return at;
-    }
-    return kNoCell;
-  }
-  // f(p) for the particles of the cells in the box [lo, hi] of cell
-  // coordinates, cells in z, y, x order.
   template <class F>
-  EDDY_HD_INLINE void box(const int lo[3], const int hi[3], F&& f) const {
-    for (int nz = lo[2]; nz <= hi[2]; ++nz)
-      for (int ny = lo[1]; ny <= hi[1]; ++ny)
-        for (int nx = lo[0]; nx <= hi[0]; ++nx) {
-          const uint32_t id = cell_at(nx, ny, nz);
+  EDDY_HD_INLINE void operator()(Vec3f qi, F&& f) const {
+    const int cx = int(cell_coord(qi.x, origin.x, inv_h)), cy = int(cell_coord(qi.y, origin.y, inv_h)),
+              cz = int(cell_coord(qi.z, origin.z, inv_h));
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int nx = cx + dx, ny = cy + dy, nz = cz + dz;
+          if (nx < 0 || ny < 0 || nz < 0) continue;
+          uint32_t id = kNoCell;
+          if (table) {
+            if (nx < dims[0] && ny < dims[1] && nz < dims[2]) id = table[(size_t(nz) * dims[1] + ny) * dims[0] + nx];
+          } else if (nx <= int(kMaxCoord) && ny <= int(kMaxCoord) && nz <= int(kMaxCoord)) {
+            const uint64_t nk = morton(uint32_t(nx), uint32_t(ny), uint32_t(nz));
+            const uint32_t at = lower_bound(cell_keys, ncells, nk);
+            if (at < ncells && cell_keys[at] == nk) id = at;
+          }
           if (id == kNoCell) continue;
           for (uint32_t p = cell_start[id], e = cell_start[id + 1]; p < e; ++p) f(p);
         }
-  }
-  template <class F>
-  EDDY_HD_INLINE void operator()(Vec3f qi, F&& f) const {
-    int c[3];
-    coords(qi, c);
-    const int lo[3] = {c[0] - 1, c[1] - 1, c[2] - 1}, hi[3] = {c[0] + 1, c[1] + 1, c[2] + 1};
-    box(lo, hi, f);
   }
 };
 
@@ -476,16 +460,10 @@ class NeighborGrid {
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
     uint32_t* counts = offsets_.data();
     const grid::CellWalker visit{o, inv_h, table, {d0, d1, d2}, cell_keys, ncells, cell_start};
-    // Count (+ 1 for the spare slot), scan, fill.
-    each_query(xs, q, nq, near, visit, [=] EDDY_HD(const grid::Candidates* cand, uint32_t i) {
+    ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
       const Vec3f qi = q[i];
       uint32_t c = 1;  // the spare slot
-      if (near && !near[i]) {
-      } else if (cand) {
-        c += cand->count(kNoQuerySelf, qi, h2, nullptr, cell_start, xs, order);
-      } else {
-        visit(qi, [&](uint32_t p) { c += length2(qi - xs[p]) < h2; });
-      }
+      if (!near || near[i]) visit(qi, [&](uint32_t p) { c += length2(qi - xs[p]) < h2; });
       counts[i] = c;
     });
     ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[nq] = 0; });
@@ -494,77 +472,15 @@ class NeighborGrid {
     if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
-    each_query(xs, q, nq, near, visit, [=] EDDY_HD(const grid::Candidates* cand, uint32_t i) {
+    ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
       if (near && !near[i]) return;
       const Vec3f qi = q[i];
       uint32_t* out = indices + offsets[i];
-      if (cand) {
-        cand->fill(kNoQuerySelf, qi, h2, nullptr, cell_start, xs, order, out);
-        return;
-      }
       uint32_t w = 0;
       visit(qi, [&](uint32_t p) {
         out[w] = order[p];
         w += length2(qi - xs[p]) < h2;
       });
-    });
-  }
-
-  // visit(cand, i) for every query i, in the grid's shape. Per block (the
-  // CPU's): kQueryBlock consecutive queries (neighbours in space, for
-  // particles kept in Z-order) gather the grid particles of the cells
-  // around all of them once, and cand holds them; the lists are those of
-  // the walk per query, in the same order (the box's cells are visited in
-  // the walk's z, y, x order, and a neighbour within h lies in the 27 cells
-  // around its query). A block spread over more than 3 cells along an axis,
-  // or with more candidates than the buffer holds, walks per query (cand
-  // null), as the per-particle shape (the GPU's) always does. Queries whose
-  // `near` flag is 0 are left out of a block's box. (Public: nvcc's
-  // extended lambdas need public enclosing functions.)
-  template <class Visit>
-  void each_query(const Vec3f* xs, const Vec3f* q, uint32_t nq, const uint8_t* near, grid::CellWalker walker,
-                  Visit visit) {
-    if (strategy_ == NeighborStrategy::PerParticle) {
-      ex_.for_each(nq, [=] EDDY_HD(uint32_t i) { visit(nullptr, i); });
-      return;
-    }
-    const uint32_t* order = order_.data();
-    const uint32_t blocks = (nq + kQueryBlock - 1) / kQueryBlock;
-    ex_.for_each_simd(blocks, [=] EDDY_HD(uint32_t b) {
-      const uint32_t a = b * kQueryBlock, e = a + kQueryBlock < nq ? a + kQueryBlock : nq;
-      int lo[3] = {int(grid::kMaxCoord), int(grid::kMaxCoord), int(grid::kMaxCoord)}, hi[3] = {0, 0, 0};
-      bool any = false;
-      for (uint32_t i = a; i < e; ++i) {
-        if (near && !near[i]) continue;
-        int c[3];
-        walker.coords(q[i], c);
-        for (int k = 0; k < 3; ++k) {
-          lo[k] = c[k] < lo[k] ? c[k] : lo[k];
-          hi[k] = c[k] > hi[k] ? c[k] : hi[k];
-        }
-        any = true;
-      }
-      bool gathered = false;
-      grid::Candidates cand;
-      if (any && hi[0] - lo[0] <= 2 && hi[1] - lo[1] <= 2 && hi[2] - lo[2] <= 2) {
-        for (int k = 0; k < 3; ++k) {
-          lo[k] -= 1;
-          hi[k] += 1;
-        }
-        uint32_t m = 0;
-        walker.box(lo, hi, [&](uint32_t p) {
-          if (m < grid::Candidates::kMax) {
-            cand.x[m] = xs[p].x;
-            cand.y[m] = xs[p].y;
-            cand.z[m] = xs[p].z;
-            cand.id[m] = order[p];
-          }
-          ++m;
-        });
-        cand.m = m;
-        gathered = m <= grid::Candidates::kMax;
-      }
-      for (uint32_t i = a; i < e; ++i) visit(gathered ? &cand : nullptr, i);
     });
   }
 
@@ -575,11 +491,6 @@ class NeighborGrid {
   }
 
   NeighborView neighbors() const { return {offsets_.data(), indices_.data()}; }
-
-  // Queries per block in find_neighbors_of's per-block shape, and the id no
-  // grid particle has (a query is never one of them).
-  static constexpr uint32_t kQueryBlock = 16;
-  static constexpr uint32_t kNoQuerySelf = 0xffffffffu;
   uint32_t pair_count() const { return pairs_; }
 
   // Bytes held by the grid and the neighbour lists.
