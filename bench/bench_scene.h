@@ -67,9 +67,9 @@ inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = 
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) o.threads = std::atoi(argv[++i]);
     else if (with_repeat && !std::strcmp(argv[i], "--repeat") && i + 1 < argc) o.repeat = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--skip-1m")) o.big = false;
-    else if (!std::strcmp(argv[i], "--line")) o.line = true;
+    else if (with_line && !std::strcmp(argv[i], "--line")) o.line = true;
     else if (!std::strcmp(argv[i], "--no-simd")) CpuExecutor::set_simd(false);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
+    else if (with_line && !std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m]%s [--no-simd]\n", argv[0],
                    with_repeat ? " [--repeat N]" : "", with_line ? " [--line] [--only METHOD]" : "");
