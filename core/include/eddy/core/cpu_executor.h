@@ -58,15 +58,8 @@ class CpuExecutor {
 
   template <class F>
   void for_each(uint32_t n, F f) const {
-    if (n == 0) return;
-    if (n < kSerialBelow || threads() == 1) {
-      for (uint32_t i = 0; i < n; ++i) f(i);
-      return;
-    }
-    arena_->execute([&] {
-      tbb::parallel_for(tbb::blocked_range<uint32_t>(0, n, 512), [&](const tbb::blocked_range<uint32_t>& r) {
-        for (uint32_t i = r.begin(); i != r.end(); ++i) f(i);
-      });
+    for_chunks(n, [&](uint32_t lo, uint32_t hi) {
+      for (uint32_t i = lo; i != hi; ++i) f(i);
     });
   }
 
@@ -79,30 +72,17 @@ class CpuExecutor {
   template <class F>
   void for_each_simd(uint32_t n, F f) const {
 #if EDDY_CPU_DISPATCH
-    if (simd_enabled() && cpu_has_avx2()) {
-      if (n == 0) return;
-      if (n < kSerialBelow || threads() == 1) return run_avx2(f, 0u, n);
-      arena_->execute([&] {
-        tbb::parallel_for(tbb::blocked_range<uint32_t>(0, n, 512),
-                          [&](const tbb::blocked_range<uint32_t>& r) { run_avx2(f, r.begin(), r.end()); });
-      });
-      return;
-    }
+    if (simd_enabled() && cpu_supports_avx2())
+      return for_chunks(n, [&](uint32_t lo, uint32_t hi) { run_avx2(f, lo, hi); });
 #endif
     for_each(n, std::move(f));
   }
 
   // Whether for_each_simd may use AVX2 (default true; for the tests that
   // compare both paths, and to rule the dispatch out when measuring).
-  static void set_simd(bool on) { simd_flag() = on; }
-  static bool simd_enabled() { return simd_flag(); }
-  static bool uses_avx2() {
-#if EDDY_CPU_DISPATCH
-    return simd_enabled() && cpu_has_avx2();
-#else
-    return false;
-#endif
-  }
+  static void set_simd(bool on) { cpu_simd_flag() = on; }
+  static bool simd_enabled() { return cpu_simd_flag(); }
+  static bool uses_avx2() { return EDDY_CPU_DISPATCH && simd_enabled() && cpu_supports_avx2(); }
 
   // Runs f(b) for each of nb blocks of [0, n): block b covers [b*bs, min(n, (b+1)*bs)).
   // The blocking depends on n only.
@@ -234,9 +214,19 @@ class CpuExecutor {
  private:
   static constexpr uint32_t kSerialBelow = 1024;
 
-  static bool& simd_flag() { return cpu_simd_flag(); }
+  // chunk(lo, hi) over [0, n): one chunk on small n or one thread, else
+  // TBB's chunks of at least 512.
+  template <class Chunk>
+  void for_chunks(uint32_t n, Chunk chunk) const {
+    if (n == 0) return;
+    if (n < kSerialBelow || threads() == 1) return chunk(0u, n);
+    arena_->execute([&] {
+      tbb::parallel_for(tbb::blocked_range<uint32_t>(0, n, 512),
+                        [&](const tbb::blocked_range<uint32_t>& r) { chunk(r.begin(), r.end()); });
+    });
+  }
+
 #if EDDY_CPU_DISPATCH
-  static bool cpu_has_avx2() { return cpu_supports_avx2(); }
   // f(i) for i in [lo, hi), compiled for AVX2 with every call inside it
   // inlined where it can be (flatten), so f's loops are AVX2 code. Only
   // reached when the CPU has AVX2.

@@ -56,4 +56,9 @@ EDDY_HD_INLINE float lane_sum(const float* a) {
   return s;
 }
 
+// Three lanes' sums as a vector.
+EDDY_HD_INLINE Vec3f lane_sum3(const float* x, const float* y, const float* z) {
+  return vec3(lane_sum(x), lane_sum(y), lane_sum(z));
+}
+
 }  // namespace eddy

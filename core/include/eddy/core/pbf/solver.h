@@ -267,7 +267,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         }
       });
       const float wsum = w0 + lane_sum(aw);
-      const Vec3f gi = vec3(lane_sum(agx), lane_sum(agy), lane_sum(agz));  // sum_j grad W_ij
+      const Vec3f gi = lane_sum3(agx, agy, agz);  // sum_j grad W_ij
       const float g2 = lane_sum(ag2);                                       // sum_j |grad W_ij|^2
       // density / rho0, from the particles and the walls
       float rel = wsum * c.mass * c.inv_rho0;
@@ -356,11 +356,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         float w[L], g[L], s[L];
         K.scalars<L>(b.r2, w, g);
         for (int l = 0; l < L; ++l) s[l] = li + lambda[b.j[l]];
-        if (c.scorr_n == 4.0f) {
-          for (int l = 0; l < L; ++l) {
-            const float x = w[l] * c.scorr_inv_wdq, x2 = x * x;
-            s[l] -= c.scorr_scale * (x2 * x2);
-          }
+        if (c.scorr_n == 4.0f) {  // (the default, tested once per batch: the lanes then vectorise)
+          for (int l = 0; l < L; ++l) s[l] -= c.scorr_scale * scorr_pow(w[l] * c.scorr_inv_wdq, 4.0f);
         } else {
           for (int l = 0; l < L; ++l) s[l] -= c.scorr_scale * scorr_pow(w[l] * c.scorr_inv_wdq, c.scorr_n);
         }
@@ -371,7 +368,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           az[l] += b.rz[l] * k;
         }
       });
-      const Vec3f d = vec3(lane_sum(ax), lane_sum(ay), lane_sum(az));
+      const Vec3f d = lane_sum3(ax, ay, az);
       dp[i] = d * c.volume0 + wall_dp[i];
     });
   }
@@ -502,9 +499,9 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
             wz[l] += (b.rx[l] * uy[l] - b.ry[l] * ux[l]) * gv;
           }
       });
-      const Vec3f dv = vec3(lane_sum(dvx), lane_sum(dvy), lane_sum(dvz));
+      const Vec3f dv = lane_sum3(dvx, dvy, dvz);
       v_new[i] = vi + dv * cx;
-      omega[i] = vort ? vec3(lane_sum(wx), lane_sum(wy), lane_sum(wz)) : vec3(0.0f);
+      omega[i] = vort ? lane_sum3(wx, wy, wz) : vec3(0.0f);
     });
     if (vort) {
       const float eps = params_.vorticity;
@@ -524,7 +521,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
             ez[l] += b.rz[l] * (g[l] * k[l]);
           }
         });
-        const Vec3f eta = vec3(lane_sum(ex), lane_sum(ey), lane_sum(ez));
+        const Vec3f eta = lane_sum3(ex, ey, ez);
         const Vec3f N = normalize_or(eta, vec3(0.0f));
         vout[i] = v_new[i] + cross(N, omega[i]) * (eps * dt);
       });

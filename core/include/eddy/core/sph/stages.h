@@ -144,8 +144,8 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
         }
       });
       wsum += lane_sum(aw);
-      Vec3f gsum = vec3(lane_sum(ax), lane_sum(ay), lane_sum(az));
-      Vec3f dv = vec3(lane_sum(dx), lane_sum(dy), lane_sum(dz));
+      Vec3f gsum = lane_sum3(ax, ay, az);
+      Vec3f dv = lane_sum3(dx, dy, dz);
       const float g2 = lane_sum(a2);
       rel = wsum * c.volume0;
       Vec3f gb = vec3(0.0f);  // sum_b V_b grad W_ib
