@@ -20,20 +20,27 @@ namespace eddy::band {
 Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
   Raster out;
   if (n == 0) return out;
-  const float Rv = rp.radius, reach = Rv + rp.reach, deep = std::min(rp.deep, rp.radius);
+  const float Rv = rp.radius, deep = std::min(rp.deep, rp.radius);
+  const Ellipsoid* shape = rp.shape;
+  // How far from its centre a point's values are computed: its sphere's or
+  // ellipsoid's longest radius plus the shell.
+  auto reach_of = [&](uint32_t i) { return (shape ? Rv * shape[i].outer : Rv) + rp.reach; };
 
   struct Item {
     uint64_t key;
     Vec3f u;
+    uint32_t id;
   };
   std::vector<Item> items(n);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 8192), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
       const Vec3f u = U[i];
-      items[i] = {pack(int(std::floor(u.x / kDim)), int(std::floor(u.y / kDim)), int(std::floor(u.z / kDim))), u};
+      items[i] = {pack(int(std::floor(u.x / kDim)), int(std::floor(u.y / kDim)), int(std::floor(u.z / kDim))), u,
+                  uint32_t(i)};
     }
   });
-  tbb::parallel_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  tbb::parallel_sort(items.begin(), items.end(),
+                     [](const Item& a, const Item& b) { return a.key < b.key || (a.key == b.key && a.id < b.id); });
   std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> occupied;
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
@@ -42,6 +49,9 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
     i = j;
   }
   const std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> bins(occupied.begin(), occupied.end());
+  float reach = Rv + rp.reach;  // the longest
+  if (shape)
+    for (std::size_t i = 0; i < n; ++i) reach = std::max(reach, reach_of(uint32_t(i)));
   const int K = int(std::ceil(reach / kDim));
 
   // Target bricks: those within reach of some occupied brick's point bounds.
@@ -50,13 +60,13 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
     for (std::size_t o = r.begin(); o != r.end(); ++o) {
       Vec3f lo = vec3(1e30f, 1e30f, 1e30f), hi = vec3(-1e30f, -1e30f, -1e30f);
       for (uint32_t i = occupied[o].second.first; i < occupied[o].second.second; ++i) {
-        const Vec3f u = items[i].u;
-        lo = vec3(std::min(lo.x, u.x), std::min(lo.y, u.y), std::min(lo.z, u.z));
-        hi = vec3(std::max(hi.x, u.x), std::max(hi.y, u.y), std::max(hi.z, u.z));
+        const Vec3f u = items[i].u, a = vec3(reach_of(items[i].id));
+        lo = vec3(std::min(lo.x, u.x - a.x), std::min(lo.y, u.y - a.y), std::min(lo.z, u.z - a.z));
+        hi = vec3(std::max(hi.x, u.x + a.x), std::max(hi.y, u.y + a.y), std::max(hi.z, u.z + a.z));
       }
-      const int x0 = int(std::floor((lo.x - reach) / kDim)), x1 = int(std::floor((hi.x + reach) / kDim));
-      const int y0 = int(std::floor((lo.y - reach) / kDim)), y1 = int(std::floor((hi.y + reach) / kDim));
-      const int z0 = int(std::floor((lo.z - reach) / kDim)), z1 = int(std::floor((hi.z + reach) / kDim));
+      const int x0 = int(std::floor(lo.x / kDim)), x1 = int(std::floor(hi.x / kDim));
+      const int y0 = int(std::floor(lo.y / kDim)), y1 = int(std::floor(hi.y / kDim));
+      const int z0 = int(std::floor(lo.z / kDim)), z1 = int(std::floor(hi.z / kDim));
       for (int z = z0; z <= z1; ++z)
         for (int y = y0; y <= y1; ++y)
           for (int x = x0; x <= x1; ++x) parts[o].push_back(pack(x, y, z));
@@ -84,14 +94,17 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
   std::vector<std::unique_ptr<Block>> blocks(targets.size());
   std::vector<uint8_t> all_deep(targets.size(), 0);
   tbb::enumerable_thread_specific<std::vector<Vec3f>> scratch;
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch_ids;
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, targets.size(), 16), [&](const auto& r) {
     auto& cand = scratch.local();
+    auto& cand_id = scratch_ids.local();  // with shape: the candidates' points
     for (std::size_t t = r.begin(); t != r.end(); ++t) {
       int bx, by, bz;
       unpack(targets[t], bx, by, bz);
       const Vec3f origin = vec3(float(bx * kDim), float(by * kDim), float(bz * kDim));
       // Candidates: points whose reach touches this brick (relative to its origin).
       cand.clear();
+      cand_id.clear();
       for (int dz = -K; dz <= K; ++dz)
         for (int dy = -K; dy <= K; ++dy)
           for (int dx = -K; dx <= K; ++dx) {
@@ -101,16 +114,20 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
               const Vec3f u = items[i].u - origin;
               const float ex = std::max({0.0f, -u.x, u.x - 7.0f}), ey = std::max({0.0f, -u.y, u.y - 7.0f}),
                           ez = std::max({0.0f, -u.z, u.z - 7.0f});
-              if (ex * ex + ey * ey + ez * ez <= reach * reach) cand.push_back(u);
+              const float a = shape ? reach_of(items[i].id) : reach;
+              if (ex * ex + ey * ey + ez * ez > a * a) continue;
+              cand.push_back(u);
+              if (shape) cand_id.push_back(items[i].id);
             }
           }
       if (cand.empty()) continue;
       // Deep mask, one byte per (y, z) row of 8 voxels along x.
       uint8_t deep_rows[64] = {};
       if (deep > 0) {
-        const float d2 = deep * deep;
-        for (const auto& u : cand) {
-          const int z0 = std::max(0, int(std::ceil(u.z - deep))), z1 = std::min(7, int(std::floor(u.z + deep)));
+        for (std::size_t c = 0; c < cand.size(); ++c) {
+          const Vec3f u = cand[c];
+          const float d = shape ? deep * shape[cand_id[c]].inner : deep, d2 = d * d;
+          const int z0 = std::max(0, int(std::ceil(u.z - d))), z1 = std::min(7, int(std::floor(u.z + d)));
           for (int z = z0; z <= z1; ++z) {
             const float rz = d2 - (z - u.z) * (z - u.z);
             if (rz <= 0) continue;
@@ -136,38 +153,67 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
         all_deep[t] = 1;
         continue;
       }
-      // Squared distance to the nearest candidate for the other voxels.
+      // Squared distance to the nearest candidate for the other voxels
+      // (spheres), or the least first-order distance (ellipsoids).
       float best[kVoxels];
       int32_t arg[kVoxels];
       std::fill_n(best, kVoxels, 1e30f);
       const float reach2 = reach * reach;
-      // Two copies of the loop: the plain min vectorises, the argmin does not.
-      for (int z = 0; z < 8; ++z)
-        for (int y = 0; y < 8; ++y) {
-          if (deep_rows[z * 8 + y] == 0xff) continue;
-          float* row_best = best;  // voxel (x, y, z) at x * 64 + y * 8 + z
-          for (std::size_t c = 0; c < cand.size(); ++c) {
-            const Vec3f u = cand[c];
-            const float base = (z - u.z) * (z - u.z) + (y - u.y) * (y - u.y);
-            if (base > reach2) continue;
-            if (rp.closest) {
+      if (shape) {
+        for (int z = 0; z < 8; ++z)
+          for (int y = 0; y < 8; ++y) {
+            if (deep_rows[z * 8 + y] == 0xff) continue;
+            for (std::size_t c = 0; c < cand.size(); ++c) {
+              const Vec3f u = cand[c];
+              const Mat3f& G = shape[cand_id[c]].G;
+              const float a = reach_of(cand_id[c]);
+              if ((z - u.z) * (z - u.z) + (y - u.y) * (y - u.y) > a * a) continue;
+              // Along the row, G d and G G d are affine in x (G symmetric).
+              const Vec3f d0 = vec3(-u.x, float(y) - u.y, float(z) - u.z);
+              const Vec3f q0 = G * d0, gx = vec3(G.r0.x, G.r1.x, G.r2.x);
+              const Vec3f m0 = G * q0, mx = G * gx;
               for (int x = 0; x < 8; ++x) {
-                const float d2 = base + (x - u.x) * (x - u.x);
+                const Vec3f q = q0 + gx * float(x), m = m0 + mx * float(x);
+                const float s2 = length2(q), t2 = length2(m);
+                const float s = std::sqrt(s2);
+                const float phi = t2 > 1e-20f ? (s - Rv) * s / std::sqrt(t2) : -Rv * shape[cand_id[c]].inner;
                 const int v = offset(x, y, z);
-                if (d2 < row_best[v]) {
-                  row_best[v] = d2;
+                if (phi < best[v]) {
+                  best[v] = phi;
                   arg[v] = int32_t(c);
                 }
               }
-            } else {
-              for (int x = 0; x < 8; ++x) {
-                const float d2 = base + (x - u.x) * (x - u.x);
-                float& slot = row_best[offset(x, y, z)];
-                slot = std::min(slot, d2);
+            }
+          }
+      } else {
+        // Two copies of the loop: the plain min vectorises, the argmin does not.
+        for (int z = 0; z < 8; ++z)
+          for (int y = 0; y < 8; ++y) {
+            if (deep_rows[z * 8 + y] == 0xff) continue;
+            float* row_best = best;  // voxel (x, y, z) at x * 64 + y * 8 + z
+            for (std::size_t c = 0; c < cand.size(); ++c) {
+              const Vec3f u = cand[c];
+              const float base = (z - u.z) * (z - u.z) + (y - u.y) * (y - u.y);
+              if (base > reach2) continue;
+              if (rp.closest) {
+                for (int x = 0; x < 8; ++x) {
+                  const float d2 = base + (x - u.x) * (x - u.x);
+                  const int v = offset(x, y, z);
+                  if (d2 < row_best[v]) {
+                    row_best[v] = d2;
+                    arg[v] = int32_t(c);
+                  }
+                }
+              } else {
+                for (int x = 0; x < 8; ++x) {
+                  const float d2 = base + (x - u.x) * (x - u.x);
+                  float& slot = row_best[offset(x, y, z)];
+                  slot = std::min(slot, d2);
+                }
               }
             }
           }
-        }
+      }
       std::unique_ptr<Block> block(new Block);  // default-initialised: no zeroing of phi
       if (rp.closest) {
         block->seed.reset(new Seed[kVoxels]);
@@ -181,16 +227,27 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
           any_inside = true;
           continue;
         }
-        const float phi = best[v] < 1e29f ? std::sqrt(best[v]) - Rv : kInf;
+        const float phi = best[v] < 1e29f ? (shape ? best[v] : std::sqrt(best[v]) - Rv) : kInf;
         if (phi < rp.reach) {
           block->phi[v] = phi;
           finite = true;
           if (rp.closest) {
             const Vec3f u = cand[std::size_t(arg[v])], x_rel = vec3(float(x), float(y), float(z));
             const Vec3f d = x_rel - u;
-            const float len = std::sqrt(best[v]);
-            const Vec3f n = len > 1e-6f ? d / len : vec3(1, 0, 0);
-            block->seed[v] = {u + n * Rv + origin, n, Rv > 0 ? 1.0f / Rv : 0.0f};
+            if (shape) {
+              // The boundary point along d in the ellipsoid's metric, the
+              // normal along the gradient G G d there.
+              const Mat3f& G = shape[cand_id[std::size_t(arg[v])]].G;
+              const Vec3f q = G * d, m = G * q;
+              const float s = length(q), t = length(m);
+              const Vec3f p = s > 1e-6f ? d * (Rv / s) : vec3(Rv, 0.0f, 0.0f);
+              const float lp = length(p);
+              block->seed[v] = {u + p + origin, t > 1e-12f ? m / t : vec3(1, 0, 0), lp > 0 ? 1.0f / lp : 0.0f};
+            } else {
+              const float len = std::sqrt(best[v]);
+              const Vec3f n = len > 1e-6f ? d / len : vec3(1, 0, 0);
+              block->seed[v] = {u + n * Rv + origin, n, Rv > 0 ? 1.0f / Rv : 0.0f};
+            }
             block->has[v] = 1;
             ++block->count;
           }

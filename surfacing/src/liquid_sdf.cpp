@@ -73,6 +73,16 @@ Resolved resolve(const Points& pts, const LiquidSdfParams& p) {
   if (!(p.droplet_scale > 0)) throw Error("dropletScale must be positive, got " + std::to_string(p.droplet_scale));
   if (p.half_width < 2) throw Error("the narrow band needs a half width of at least 2 voxels");
   if (p.iterations < 0) throw Error("iterations must not be negative");
+  if (p.kernel == LiquidKernel::Anisotropic) {
+    if (p.engine != LiquidSdfEngine::Bands || !(p.smoothing == Smoothing::Gaussian || p.smoothing == Smoothing::None))
+      throw Error("kernel 'anisotropic' needs engine 'bands' with gaussian or no smoothing");
+    if (!(p.aniso_radius >= 1.0 && p.aniso_radius <= 10.0))
+      throw Error("anisoRadius must be within [1, 10] particle radii, got " + std::to_string(p.aniso_radius));
+    if (!(p.aniso_smoothing >= 0.0 && p.aniso_smoothing <= 1.0))
+      throw Error("anisoSmoothing must be within [0, 1], got " + std::to_string(p.aniso_smoothing));
+    if (!(p.aniso_max_ratio >= 1.0)) throw Error("anisoMaxRatio must be at least 1, got " + std::to_string(p.aniso_max_ratio));
+    if (p.aniso_min_neighbours < 0) throw Error("anisoMinNeighbours must not be negative");
+  }
   s.R = p.influence_scale * s.r;
   s.surface = p.surface_scale * s.r;
   s.droplet = p.droplet_scale * s.r;
@@ -247,12 +257,30 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
   const float kernel = f == 1 ? (smooth ? 5.0f : 0.0f) : 2.5f * std::sqrt(variance);
   const float depth = std::max(e + hw + 1.0f, kernel);
   const float out = std::max(std::max(hw - e, 0.0f) + 1.0f, kernel);
-  const std::vector<Vec3f> u = index_positions(pts.P(), nullptr, pts.size(), dxc);
   band::RasterParams rp;
   rp.radius = float(s.R / dxc);
   rp.reach = 2.0f;
   rp.deep = rp.radius;
   rp.closest = true;
+  band::Ellipsoids ell;
+  if (p.kernel == LiquidKernel::Anisotropic) {
+    // Each particle's final shape (the sphere of surface + dip) stretched,
+    // grown by the erosion that step 5 takes back.
+    const auto ta = Clock::now();
+    band::AnisotropyParams ap;
+    ap.radius = p.aniso_radius * s.r;
+    ap.lambda = p.aniso_smoothing;
+    ap.max_ratio = p.aniso_max_ratio;
+    ap.min_neighbours = p.aniso_min_neighbours;
+    ap.grow = erode;
+    ap.core = s.R - erode;
+    ell = band::anisotropy(pts.P(), pts.size(), ap);
+    rp.shape = ell.shape.data();
+    st.anisotropic = ell.anisotropic;
+    st.anisotropy_s = since(ta);
+  }
+  const std::vector<Vec3f> u =
+      index_positions(ell.centre.empty() ? pts.P() : ell.centre.data(), nullptr, pts.size(), dxc);
   band::Raster r = band::rasterize(u.data(), u.size(), rp);
   st.rasterize_s = since(t);
   t = Clock::now();

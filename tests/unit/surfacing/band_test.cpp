@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "band.h"
+#include "eddy/core/mat3.h"
 
 using namespace eddy;
 using namespace eddy::band;
@@ -323,4 +324,180 @@ TEST(Band, KernelAverageMatchesBruteForce) {
   }
   EXPECT_GT(some, 1000);  // both cases are exercised
   EXPECT_GT(none, 100);
+}
+
+namespace {
+
+// G = V diag(g) V^T with V the rotation by `angle` about `axis`.
+Ellipsoid ellipsoid(Vec3f axis, float angle, Vec3f g) {
+  const Vec3f a = axis / length(axis);
+  const float c = std::cos(angle), s = std::sin(angle);
+  // The rotation by Rodrigues' formula, I + sin K + (1 - cos) K^2.
+  const float k[3][3] = {{0, -a.z, a.y}, {a.z, 0, -a.x}, {-a.y, a.x, 0}};
+  float m[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      float kk = 0;
+      for (int l = 0; l < 3; ++l) kk += k[i][l] * k[l][j];
+      m[i][j] = (i == j ? 1.0f : 0.0f) + s * k[i][j] + (1 - c) * kk;
+    }
+  Mat3f G = mat3_zero();
+  const float gs[3] = {g.x, g.y, g.z};
+  for (int q = 0; q < 3; ++q) {
+    const Vec3f v = vec3(m[0][q], m[1][q], m[2][q]);
+    G += outer(v, v) * gs[q];
+  }
+  return {G, 1.0f / std::max({g.x, g.y, g.z}), 1.0f / std::min({g.x, g.y, g.z})};
+}
+
+// Euclidean distance from x to the boundary of |G (y - c)| = R, by dense
+// sampling of the boundary (the slow, obvious reference).
+float ellipsoid_distance(Vec3f x, Vec3f c, const Ellipsoid& e, float R) {
+  const Vec3f q = e.G * (x - c);
+  float best = 1e30f;
+  const int n = 400;
+  for (int i = 0; i <= n; ++i) {
+    const float th = 3.14159265f * float(i) / float(n);
+    for (int j = 0; j < 2 * n; ++j) {
+      const float ph = 3.14159265f * float(j) / float(n);
+      const Vec3f s = vec3(std::sin(th) * std::cos(ph), std::sin(th) * std::sin(ph), std::cos(th));
+      // A boundary point: G (p - c) = R s, p = c + R G^-1 s; G^-1 by solving
+      // with the inverse through the cofactors.
+      const Mat3f& G = e.G;
+      const float det = determinant(G);
+      const Vec3f c0 = cross(G.r1, G.r2), c1 = cross(G.r2, G.r0), c2 = cross(G.r0, G.r1);
+      const Vec3f p = (c0 * s.x + c1 * s.y + c2 * s.z) * (R / det);  // G^-1 s (G symmetric)
+      best = std::min(best, length(x - c - p));
+    }
+  }
+  return length(q) < R ? -best : best;
+}
+
+}  // namespace
+
+// Ellipsoids: each exact voxel holds the least first-order distance over the
+// points (the formula band.h states, evaluated here directly), which lies
+// within 0.1 voxel of the true distance to the ellipsoid in the shell;
+// seeds lie on the ellipsoids; the identity gives the sphere path's values.
+TEST(Band, EllipsoidRasteriserMatchesBruteForce) {
+  const Vec3f c[3] = {vec3(40.3f, 20.7f, 30.45f), vec3(47.1f, 22.2f, 31.0f), vec3(43.0f, 29.5f, 27.2f)};
+  const Ellipsoid e[3] = {ellipsoid(vec3(1, 2, 0.5f), 0.7f, vec3(1.0f, 1.6f, 0.7f)),
+                          ellipsoid(vec3(-0.3f, 1, 1), 1.9f, vec3(0.8f, 0.8f, 1.5f)),
+                          ellipsoid(vec3(0, 0, 1), 0.0f, vec3(1, 1, 1))};
+  RasterParams rp;
+  rp.radius = 6;
+  rp.reach = 2;
+  rp.deep = 6;
+  rp.closest = true;
+  rp.shape = e;
+  const Raster r = rasterize(c, 3, rp);
+  auto first_order = [&](Vec3f x, int k) {
+    const Vec3f d = x - c[k], q = e[k].G * d, m = e[k].G * q;
+    return (length(q) - 6.0f) * length(q) / length(m);
+  };
+  int exact = 0, compared = 0;
+  double worst = 0;
+  for (std::size_t b = 0; b < r.bricks.size(); ++b)
+    for (int v = 0; v < kVoxels; ++v) {
+      const float phi = r.bricks.values(b)[v];
+      const Vec3f x = voxel(r.bricks, b, v);
+      float want = 1e30f;
+      for (int k = 0; k < 3; ++k) want = std::min(want, first_order(x, k));
+      if (std::isinf(phi)) {
+        EXPECT_TRUE(phi < 0 ? want < 0 : want >= 2.0f - 1e-3f) << "voxel side";
+        continue;
+      }
+      ++exact;
+      ASSERT_NEAR(phi, want, 2e-4f * std::max(1.0f, std::fabs(want)));
+      const Seed& s = r.seeds.table[r.seeds.id[b * kVoxels + std::size_t(v)]];
+      float on = 1e30f;  // the seed lies on one of the boundaries
+      for (int k = 0; k < 3; ++k) on = std::min(on, std::fabs(length(e[k].G * (s.p - c[k])) - 6.0f));
+      EXPECT_LT(on, 1e-3f);
+      EXPECT_NEAR(length(s.n), 1.0f, 1e-4f);
+      if (exact % 7 == 0 && phi >= 0) {  // the true distance, on a sample of the shell
+        float truth = 1e30f;
+        for (int k = 0; k < 3; ++k) truth = std::min(truth, ellipsoid_distance(x, c[k], e[k], 6.0f));
+        worst = std::max(worst, double(std::fabs(phi - truth)));
+        ++compared;
+      }
+    }
+  std::printf("  ellipsoids: %d exact voxels, first-order distance within %.3f voxels of the true one (%d sampled)\n",
+              exact, worst, compared);
+  EXPECT_GT(exact, 1000);
+  EXPECT_GT(compared, 100);
+  EXPECT_LT(worst, 0.15);  // band.h: under 0.15 voxel over the 2-voxel shell
+  // The identity is the sphere: the same values as without shapes.
+  const Ellipsoid id[1] = {{mat3_identity(), 1.0f, 1.0f}};
+  RasterParams sp = rp;
+  sp.shape = nullptr;
+  RasterParams ep = rp;
+  ep.shape = id;
+  const Raster a = rasterize(c, 1, sp), b = rasterize(c, 1, ep);
+  ASSERT_EQ(a.bricks.phi.size(), b.bricks.phi.size());
+  for (std::size_t i = 0; i < a.bricks.phi.size(); ++i) {
+    const float x = a.bricks.phi[i], y = b.bricks.phi[i];
+    if (std::isinf(x) || std::isinf(y)) ASSERT_EQ(x, y) << i;
+    else ASSERT_NEAR(x, y, 1e-5f) << i;
+  }
+}
+
+// Yu & Turk's covariance on lattices: a bulk particle stays a sphere (the
+// cubic lattice's covariance is isotropic), a particle of a one-particle
+// sheet is flattened across the sheet at the capped ratio, an isolated one
+// is a sphere, and the shapes keep the sphere's volume.
+TEST(Band, AnisotropyFlattensASheetAndKeepsTheBulkRound) {
+  const float s = 1.0f;  // lattice spacing
+  std::vector<Vec3f> P;
+  for (int x = 0; x < 9; ++x)
+    for (int y = 0; y < 9; ++y)
+      for (int z = 0; z < 9; ++z) P.push_back(vec3(float(x), float(y), float(z)) * s);  // block; centre (4,4,4)
+  const std::size_t sheet0 = P.size();
+  for (int x = 0; x < 9; ++x)
+    for (int z = 0; z < 9; ++z) P.push_back(vec3(20.0f + float(x), 0.0f, float(z)) * s);  // sheet y = 0; centre (24,0,4)
+  P.push_back(vec3(-20.0f, 0.0f, 0.0f));  // isolated
+  AnisotropyParams ap;
+  ap.radius = 2.0 * s;
+  ap.lambda = 0.0;
+  ap.max_ratio = 4.0;
+  ap.min_neighbours = 8;
+  ap.core = 0.6;
+  ap.grow = 0.9;
+  const Ellipsoids E = anisotropy(P.data(), P.size(), ap);
+  ASSERT_EQ(E.shape.size(), P.size());
+  const std::size_t bulk = 4 * 81 + 4 * 9 + 4, sheet = sheet0 + 4 * 9 + 4, lone = P.size() - 1;
+  auto expect_matrix = [](const Mat3f& a, const Mat3f& b, float tol, const char* what) {
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) EXPECT_NEAR(at(a, i, j), at(b, i, j), tol) << what << " " << i << j;
+  };
+  expect_matrix(E.shape[bulk].G, mat3_identity(), 1e-4f, "bulk");
+  expect_matrix(E.shape[lone].G, mat3_identity(), 0.0f, "isolated");
+  // The sheet: variance 0 across it, capped at 1/4 of the in-plane one;
+  // stretches (1, 1, 1/4) / (1/4)^(1/3) on the semi-axes t core + grow.
+  const double t_in = 1.0 / std::cbrt(0.25), t_n = 0.25 * t_in, R = ap.core + ap.grow;
+  const float g_in = float(R / (t_in * ap.core + ap.grow)), g_n = float(R / (t_n * ap.core + ap.grow));
+  expect_matrix(E.shape[sheet].G, mat3_diag(vec3(g_in, g_n, g_in)), 1e-4f, "sheet");
+  EXPECT_NEAR(E.shape[sheet].outer, 1.0f / g_in, 1e-5f);
+  EXPECT_NEAR(E.shape[sheet].inner, 1.0f / g_n, 1e-5f);
+  // Volume: the final particles' semi-axes t_k core multiply to core^3.
+  EXPECT_NEAR(t_in * t_in * t_n, 1.0, 1e-12);
+  EXPECT_EQ(E.centre[bulk], P[bulk]);  // lambda 0: the centres stay
+  // Smoothed centres: lambda 1 moves a particle of the block's top face
+  // into the block, along the face normal only, and leaves the centre alone.
+  ap.lambda = 1.0;
+  const Ellipsoids S = anisotropy(P.data(), P.size(), ap);
+  const std::size_t top = 4 * 81 + 8 * 9 + 4;  // (4, 8, 4)
+  EXPECT_NEAR(S.centre[bulk].x, P[bulk].x, 1e-5f);
+  EXPECT_NEAR(S.centre[bulk].y, P[bulk].y, 1e-5f);
+  EXPECT_LT(S.centre[top].y, P[top].y - 0.2f * s);
+  EXPECT_NEAR(S.centre[top].x, P[top].x, 1e-5f);
+  EXPECT_NEAR(S.centre[top].z, P[top].z, 1e-5f);
+  // Counted: the particles with 8 or more others nearer than 2 s, by brute force.
+  std::size_t crowded = 0;
+  for (const Vec3f& x : P) {
+    int others = 0;
+    for (const Vec3f& y : P) others += length(x - y) > 0 && length(x - y) < 2.0f * s;
+    crowded += others >= 8;
+  }
+  EXPECT_EQ(E.anisotropic, crowded);
+  EXPECT_LT(crowded, P.size() - 1);  // corners and edges among them
 }

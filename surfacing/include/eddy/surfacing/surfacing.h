@@ -56,6 +56,16 @@ enum class LiquidSdfEngine { LevelSetFilter, Bands };
 inline constexpr EnumName<LiquidSdfEngine> kLiquidSdfEngineNames[] = {{LiquidSdfEngine::LevelSetFilter, "levelset_filter"},
                                                                       {LiquidSdfEngine::Bands, "bands"}};
 
+// The particles' shapes: spheres, or ellipsoids that follow the spread of
+// each particle's neighbours (Yu & Turk 2013; the band engine only), so a
+// sheet one or two particles thick comes out as a thin closed sheet and a
+// flat layer flatter. See band::anisotropy (surfacing/src/band.h) for the
+// method and how its parameters map to the paper's.
+enum class LiquidKernel { Isotropic, Anisotropic };
+inline constexpr EnumName<LiquidKernel> kLiquidKernelNames[] = {{LiquidKernel::Isotropic, "isotropic"},
+                                                                {LiquidKernel::Anisotropic, "anisotropic"}};
+inline const char* to_string(LiquidKernel k) { return enum_name(kLiquidKernelNames, k); }
+
 struct LiquidSdfParams {
   double dx = 0;                 // output voxel size, m; 0: 0.5 x particle radius
   double radius = 0;             // particle radius, m; 0: the points' radius
@@ -69,6 +79,12 @@ struct LiquidSdfParams {
   // Bands with smoothing: the chain at this many voxels (1 or 2; 1 is the
   // reference), where that is at most the particle radius (so Dx <= r / 2 for 2).
   int band_coarsening = 2;
+  LiquidKernel kernel = LiquidKernel::Isotropic;
+  // Anisotropic kernels (Yu & Turk's names in brackets):
+  double aniso_radius = 4.0;       // neighbourhood radius, particle radii (r_i; two particle spacings)
+  double aniso_smoothing = 0.0;    // centres moved this far to the neighbours' weighted mean (lambda), 0..1
+  double aniso_max_ratio = 2.5;    // longest over shortest axis at most (k_r; see band::anisotropy)
+  int aniso_min_neighbours = 8;    // fewer neighbours: a sphere (N_eps)
 };
 
 struct LiquidSdfStats {
@@ -77,6 +93,8 @@ struct LiquidSdfStats {
   uint64_t active_voxels = 0;
   double rasterize_s = 0, filter_s = 0, droplet_s = 0, total_s = 0;
   double renormalize_s = 0, smooth_s = 0, erode_s = 0;  // the parts of filter_s
+  std::size_t anisotropic = 0;  // particles given ellipsoids (kernel anisotropic)
+  double anisotropy_s = 0;      // their covariances (part of rasterize_s)
 };
 
 // The standard liquid chain: rasterise spheres at the influence radius,

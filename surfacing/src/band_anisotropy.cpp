@@ -1,0 +1,94 @@
+// Anisotropic kernels (Yu & Turk 2013) as ellipsoids for the rasteriser. See band.h.
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "band.h"
+#include "eddy/core/mat3.h"
+
+namespace eddy::band {
+
+Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap) {
+  Ellipsoids out;
+  out.centre.resize(n);
+  out.shape.resize(n);
+  if (n == 0) return out;
+  const CellList cells(P, n, ap.radius);
+  const double inv_h = 1.0 / ap.radius;
+  const double sphere = ap.core + ap.grow;
+  const double k_r = std::max(1.0, ap.max_ratio);
+  std::vector<uint8_t> stretched(n, 0);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const auto& range) {
+    CellList::Range near[27];
+    uint64_t cell = ~uint64_t(0);
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      const Vec3f x = P[i];
+      const uint64_t k = cells.key(x);
+      if (k != cell) cells.ranges(cell = k, near);
+      // Offsets from x_i, in double: the covariance is a difference of
+      // second moments that cancel to a few per cent on a flat layer.
+      double wsum = 0, m[3] = {0, 0, 0}, mm[6] = {0, 0, 0, 0, 0, 0};  // xx xy xz yy yz zz
+      int others = 0;
+      for (const CellList::Range& r : near)
+        for (uint32_t e = r.begin; e != r.end; ++e) {
+          const Vec3f d = P[cells.point(e)] - x;
+          const double q = std::sqrt(double(length2(d))) * inv_h;
+          if (q >= 1.0) continue;
+          const double w = 1.0 - q * q * q;
+          others += cells.point(e) != i;
+          wsum += w;
+          m[0] += w * d.x, m[1] += w * d.y, m[2] += w * d.z;
+          mm[0] += w * d.x * d.x, mm[1] += w * d.x * d.y, mm[2] += w * d.x * d.z;
+          mm[3] += w * d.y * d.y, mm[4] += w * d.y * d.z, mm[5] += w * d.z * d.z;
+        }
+      for (double& v : m) v /= wsum;  // wsum >= 1: x_i itself
+      out.centre[i] = x + vec3(float(m[0]), float(m[1]), float(m[2])) * float(ap.lambda);
+      if (others < ap.min_neighbours) {
+        out.shape[i] = {mat3_identity(), 1.0f, 1.0f};
+        continue;
+      }
+      const double c[6] = {mm[0] / wsum - m[0] * m[0], mm[1] / wsum - m[0] * m[1], mm[2] / wsum - m[0] * m[2],
+                           mm[3] / wsum - m[1] * m[1], mm[4] / wsum - m[1] * m[2], mm[5] / wsum - m[2] * m[2]};
+      const Mat3f C = {{float(c[0]), float(c[1]), float(c[2])},
+                       {float(c[1]), float(c[3]), float(c[4])},
+                       {float(c[2]), float(c[4]), float(c[5])}};
+      const Svd3 svd = svd3(C);  // C symmetric positive semi-definite: V's columns are its eigenvectors
+      const double s1 = double(svd.s.x);
+      if (!(s1 > 0)) {
+        out.shape[i] = {mat3_identity(), 1.0f, 1.0f};
+        continue;
+      }
+      double s[3] = {s1, std::max(double(std::fabs(svd.s.y)), s1 / k_r), std::max(double(std::fabs(svd.s.z)), s1 / k_r)};
+      const double norm = std::cbrt(s[0] * s[1] * s[2]);
+      double t[3] = {s[0] / norm, s[1] / norm, s[2] / norm};
+      // One-sided neighbourhoods (the surface of a body of liquid, whose
+      // neighbours' mean lies inward, 0.2 radius off on a lattice) keep their
+      // radius across the surface, the other axes shrinking to keep the
+      // volume, so the surface stays a radius out from the outer centres and
+      // the body keeps its volume; two-sided ones (a sheet one particle
+      // thick, mean offset 0) are flattened. Blended between offsets of 0.05
+      // and 0.15 radius.
+      const Vec3f minor = vec3(at(svd.V, 0, 2), at(svd.V, 1, 2), at(svd.V, 2, 2));
+      const double offset = std::fabs(m[0] * minor.x + m[1] * minor.y + m[2] * minor.z) * inv_h;
+      const double one_sided = std::clamp((offset - 0.05) / 0.10, 0.0, 1.0);
+      if (one_sided > 0 && t[2] < 1.0) {
+        const double raised = t[2] + one_sided * (1.0 - t[2]), keep = std::sqrt(t[2] / raised);
+        t[0] *= keep, t[1] *= keep, t[2] = raised;
+      }
+      float g[3];
+      for (int a = 0; a < 3; ++a) g[a] = float(sphere / (t[a] * ap.core + ap.grow));
+      Mat3f G = mat3_zero();
+      for (int a = 0; a < 3; ++a) {
+        const Vec3f v = vec3(at(svd.V, 0, a), at(svd.V, 1, a), at(svd.V, 2, a));
+        G += outer(v, v) * g[a];
+      }
+      out.shape[i] = {G, 1.0f / std::max({g[0], g[1], g[2]}), 1.0f / std::min({g[0], g[1], g[2]})};
+      stretched[i] = 1;
+    }
+  });
+  for (uint8_t s : stretched) out.anisotropic += s;
+  return out;
+}
+
+}  // namespace eddy::band
