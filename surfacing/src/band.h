@@ -112,7 +112,10 @@ Raster rasterize(const Vec3f* index_positions, std::size_t n, const RasterParams
 // rasteriser. Per particle i, over the neighbours j within `radius` (i
 // itself included) with Yu & Turk's weights w_ij = 1 - (|x_i - x_j| / radius)^3:
 //   the weighted mean m_i and covariance C_i = sum w_ij (x_j - m_i)(x_j - m_i)^T / sum w_ij;
-//   the smoothed centre c_i = (1 - lambda) x_i + lambda m_i;
+//   the smoothed centre c_i = x_i + lambda (m_i - x_i - o_i), where o_i is
+//   the weighted mean of the neighbours' own m_j - x_j (Yu & Turk have no
+//   o_i, which pulls a body's surface in by a fifth of the radius times
+//   lambda);
 //   C_i = V diag(s1 >= s2 >= s3) V^T; with at least `min_neighbours` others
 //   (their N_eps) the axes' stretch is t_k = s_k' / (s1' s2' s3')^(1/3) with
 //   s_k' = max(s_k, s1 / max_ratio) (their k_r), so the ellipsoid keeps the
@@ -123,7 +126,9 @@ Raster rasterize(const Vec3f* index_positions, std::size_t n, const RasterParams
 //   0 in a sheet one particle thick) keeps t_3 = 1 across the surface, the
 //   other two axes shrinking to keep the volume (blended over offsets of
 //   0.05 to 0.15 radius), so a body's surface stays where spheres put it;
-//   the final particle is the ellipsoid of semi-axes t_k `core`, and what the
+//   no axis is shorter than `min_axis` (a sheet thinner than the grid
+//   carries tears); the final particle is the ellipsoid of semi-axes
+//   t_k `core`, and what the
 //   rasteriser gets is that ellipsoid grown by `grow` (the chain's erosion
 //   takes it back), approximated by the ellipsoid of semi-axes
 //   t_k core + grow: G_i = V diag(sphere / (t_k core + grow)) V^T, so
@@ -134,6 +139,7 @@ struct AnisotropyParams {
   double max_ratio = 4;    // k_r >= 1
   int min_neighbours = 0;  // N_eps
   double core = 0, grow = 0;  // the final particle's radius and the growth, in the positions' units
+  double min_axis = 0;        // no final semi-axis shorter, in the positions' units
 };
 struct Ellipsoids {
   std::vector<Vec3f> centre;

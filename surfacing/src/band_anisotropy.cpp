@@ -19,6 +19,17 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
   const double sphere = ap.core + ap.grow;
   const double k_r = std::max(1.0, ap.max_ratio);
   std::vector<uint8_t> stretched(n, 0);
+  std::vector<Vec3f> offset_to_mean(n);
+  // Yu & Turk's weights, 1 - (d / radius)^3, over every point within radius
+  // of x (x's own point included): f(j, w) for each.
+  auto for_neighbours = [&](Vec3f x, const CellList::Range (&near)[27], auto&& f) {
+    for (const CellList::Range& r : near)
+      for (uint32_t e = r.begin; e != r.end; ++e) {
+        const uint32_t j = cells.point(e);
+        const double q = std::sqrt(double(length2(P[j] - x))) * inv_h;
+        if (q < 1.0) f(j, 1.0 - q * q * q);
+      }
+  };
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const auto& range) {
     CellList::Range near[27];
     uint64_t cell = ~uint64_t(0);
@@ -30,20 +41,16 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
       // second moments that cancel to a few per cent on a flat layer.
       double wsum = 0, m[3] = {0, 0, 0}, mm[6] = {0, 0, 0, 0, 0, 0};  // xx xy xz yy yz zz
       int others = 0;
-      for (const CellList::Range& r : near)
-        for (uint32_t e = r.begin; e != r.end; ++e) {
-          const Vec3f d = P[cells.point(e)] - x;
-          const double q = std::sqrt(double(length2(d))) * inv_h;
-          if (q >= 1.0) continue;
-          const double w = 1.0 - q * q * q;
-          others += cells.point(e) != i;
-          wsum += w;
-          m[0] += w * d.x, m[1] += w * d.y, m[2] += w * d.z;
-          mm[0] += w * d.x * d.x, mm[1] += w * d.x * d.y, mm[2] += w * d.x * d.z;
-          mm[3] += w * d.y * d.y, mm[4] += w * d.y * d.z, mm[5] += w * d.z * d.z;
-        }
+      for_neighbours(x, near, [&](uint32_t j, double w) {
+        const Vec3f d = P[j] - x;
+        others += j != i;
+        wsum += w;
+        m[0] += w * d.x, m[1] += w * d.y, m[2] += w * d.z;
+        mm[0] += w * d.x * d.x, mm[1] += w * d.x * d.y, mm[2] += w * d.x * d.z;
+        mm[3] += w * d.y * d.y, mm[4] += w * d.y * d.z, mm[5] += w * d.z * d.z;
+      });
       for (double& v : m) v /= wsum;  // wsum >= 1: x_i itself
-      out.centre[i] = x + vec3(float(m[0]), float(m[1]), float(m[2])) * float(ap.lambda);
+      offset_to_mean[i] = vec3(float(m[0]), float(m[1]), float(m[2]));
       if (others < ap.min_neighbours) {
         out.shape[i] = {mat3_identity(), 1.0f, 1.0f};
         continue;
@@ -76,6 +83,9 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
         const double raised = t[2] + one_sided * (1.0 - t[2]), keep = std::sqrt(t[2] / raised);
         t[0] *= keep, t[1] *= keep, t[2] = raised;
       }
+      // No axis thinner than min_axis: a sheet the grid cannot carry tears.
+      const double floor_t = ap.min_axis / ap.core;
+      for (double& ta : t) ta = std::max(ta, floor_t);
       float g[3];
       for (int a = 0; a < 3; ++a) g[a] = float(sphere / (t[a] * ap.core + ap.grow));
       Mat3f G = mat3_zero();
@@ -88,6 +98,32 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
     }
   });
   for (uint8_t s : stretched) out.anisotropic += s;
+  // Smoothed centres: Yu & Turk move x_i by lambda (m_i - x_i), which on a
+  // body's surface (m_i a fifth of the radius inward) pulls the whole
+  // surface in. Here the move is lambda times the offset less its own
+  // neighbourhood's weighted mean: an offset shared by the neighbours (a
+  // flat or evenly curved surface) moves nothing, a particle off the local
+  // surface is moved onto it.
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const auto& range) {
+    CellList::Range near[27];
+    uint64_t cell = ~uint64_t(0);
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      const Vec3f x = P[i];
+      if (!(ap.lambda > 0)) {
+        out.centre[i] = x;
+        continue;
+      }
+      const uint64_t k = cells.key(x);
+      if (k != cell) cells.ranges(cell = k, near);
+      double wsum = 0, a[3] = {0, 0, 0};
+      for_neighbours(x, near, [&](uint32_t j, double w) {
+        wsum += w;
+        a[0] += w * offset_to_mean[j].x, a[1] += w * offset_to_mean[j].y, a[2] += w * offset_to_mean[j].z;
+      });
+      const Vec3f shared = vec3(float(a[0] / wsum), float(a[1] / wsum), float(a[2] / wsum));
+      out.centre[i] = x + (offset_to_mean[i] - shared) * float(ap.lambda);
+    }
+  });
   return out;
 }
 

@@ -229,7 +229,9 @@ FloatGrid::Ptr filter_chain(const Points& pts, const Resolved& s, const LiquidSd
 //      faces 1.01 voxels off near the edges, one of 0.75 lets the sphere's
 //      terraces through (1.09 voxels);
 //   5. erode by adding a constant to that distance.
-constexpr double kMaxShrink = 0.55, kShrinkBlend = 0.25;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
+constexpr double kMaxShrink = 0.55, kShrinkBlend = 0.25;
+// Anisotropic kernels: no final semi-axis under this many output voxels.
+constexpr double kMinAxis = 0.7;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
 
 FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfParams& p, double erode,
                           LiquidSdfStats& st, std::vector<uint8_t>& outside) {
@@ -274,6 +276,7 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
     ap.min_neighbours = p.aniso_min_neighbours;
     ap.grow = erode;
     ap.core = s.R - erode;
+    ap.min_axis = kMinAxis * s.dx;
     ell = band::anisotropy(pts.P(), pts.size(), ap);
     rp.shape = ell.shape.data();
     st.anisotropic = ell.anisotropic;
