@@ -15,7 +15,7 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
   out.shape.resize(n);
   if (n == 0) return out;
   const CellList cells(P, n, ap.radius);
-  const double inv_h = 1.0 / ap.radius;
+  const double inv_h = 1.0 / ap.radius, h2 = ap.radius * ap.radius;
   const double sphere = ap.core + ap.grow;
   const double k_r = std::max(1.0, ap.max_ratio);
   std::vector<uint8_t> stretched(n, 0);
@@ -26,14 +26,17 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
     for (const CellList::Range& r : near)
       for (uint32_t e = r.begin; e != r.end; ++e) {
         const uint32_t j = cells.point(e);
-        const double q = std::sqrt(double(length2(P[j] - x))) * inv_h;
-        if (q < 1.0) f(j, 1.0 - q * q * q);
+        const double d2 = double(length2(P[j] - x));
+        if (d2 >= h2) continue;
+        const double q = std::sqrt(d2) * inv_h;
+        f(j, 1.0 - q * q * q);
       }
   };
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const auto& range) {
     CellList::Range near[27];
     uint64_t cell = ~uint64_t(0);
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+    for (std::size_t entry = range.begin(); entry != range.end(); ++entry) {
+      const std::size_t i = cells.point(uint32_t(entry));  // by cell: the 27 ranges change every few points
       const Vec3f x = P[i];
       const uint64_t k = cells.key(x);
       if (k != cell) cells.ranges(cell = k, near);
@@ -107,7 +110,8 @@ Ellipsoids anisotropy(const Vec3f* P, std::size_t n, const AnisotropyParams& ap)
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const auto& range) {
     CellList::Range near[27];
     uint64_t cell = ~uint64_t(0);
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+    for (std::size_t entry = range.begin(); entry != range.end(); ++entry) {
+      const std::size_t i = cells.point(uint32_t(entry));  // by cell: the 27 ranges change every few points
       const Vec3f x = P[i];
       if (!(ap.lambda > 0)) {
         out.centre[i] = x;
