@@ -150,6 +150,20 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   std::stable_sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.upstream < b.upstream; });
   const std::size_t n = std::min(want, sites.size());
   if (!s.fill) st.short_of = want - n;
+  // The source's attributes in the particles' types, checked before anything is added.
+  std::vector<SourceAttribute> given = s.attributes;
+  for (SourceAttribute& a : given) {
+    const Points::Attribute* have = pts.find(a.name);
+    if (a.name == "P" || a.name == "v" || a.name == "id")
+      throw Error("source: attribute '" + a.name + "' is the solver's own; a source cannot set it");
+    if (!have || have->type == a.type) continue;
+    const std::string what = "source: attribute '" + a.name + "' is " + to_string(have->type) +
+                             " on the particles, the source gives a " + to_string(a.type);
+    if (have->type == AttribType::Vec3 || a.type == AttribType::Vec3) throw Error(what);
+    if (have->type == AttribType::Int && a.value.x != std::round(a.value.x))
+      throw Error(what + " that is not whole (" + std::to_string(a.value.x) + ")");
+    a.type = have->type;
+  }
   if (n == 0) return st;
   Points add(n);
   add.radius = pts.radius;
@@ -162,6 +176,12 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   }
   if (int32_t* id = add.has("id") ? add.get_int("id") : nullptr)
     for (std::size_t i = 0; i < n; ++i) id[i] = next_id++;
+  for (const SourceAttribute& a : given) {
+    add.add(a.name, a.type);
+    if (a.type == AttribType::Float) std::fill_n(add.get_float(a.name), n, a.value.x);
+    else if (a.type == AttribType::Int) std::fill_n(add.get_int(a.name), n, int32_t(std::lround(a.value.x)));
+    else std::fill_n(add.get_vec3(a.name), n, a.value);
+  }
   pts.append(add);
   st.emitted = n;
   return st;

@@ -4,9 +4,12 @@
 // ForceField, the fields every solver applies besides gravity
 // (core/force_field.h).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
+#include "eddy/core/mpm/mpm.h"
 #include "eddy/graph/node.h"
 #include "library.h"
 
@@ -36,6 +39,78 @@ Collider shape_of(const CookContext& ctx) {
   return c;
 }
 
+// A source's attributes from its `material` and `attributes` parameters:
+// "name=value" items between spaces or semicolons, a whole number giving an
+// int, a decimal a float, three numbers between commas a vec3. Throws
+// eddy::Error naming the parameter (`where` is the node) and the item.
+std::vector<SourceAttribute> source_attributes(const std::string& material, const std::string& text,
+                                               const std::string& where) {
+  std::vector<SourceAttribute> out;
+  const std::string at = where + ".params.attributes: ";
+  auto number = [&](const std::string& item, const std::string& v) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x))
+      throw Error(at + "'" + item + "': '" + v + "' is not a number");
+    return float(x);
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ';') {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j])) && text[j] != ';') ++j;
+    const std::string item = text.substr(i, j - i);
+    i = j;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(at + "'" + item + "' is not name=value (e.g. temperature=300.5 or Cd=1,0.5,0)");
+    SourceAttribute a;
+    a.name = item.substr(0, eq);
+    const bool ident = (std::isalpha(static_cast<unsigned char>(a.name[0])) || a.name[0] == '_') &&
+                       std::all_of(a.name.begin(), a.name.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                       });
+    if (!ident) throw Error(at + "'" + a.name + "' is not an attribute name (letters, digits and _)");
+    const std::string v = item.substr(eq + 1);
+    const std::size_t c1 = v.find(',');
+    if (c1 != std::string::npos) {
+      const std::size_t c2 = v.find(',', c1 + 1);
+      if (c2 == std::string::npos || v.find(',', c2 + 1) != std::string::npos)
+        throw Error(at + "'" + item + "': a vector takes three numbers");
+      a.type = AttribType::Vec3;
+      a.value = vec3(number(item, v.substr(0, c1)), number(item, v.substr(c1 + 1, c2 - c1 - 1)),
+                     number(item, v.substr(c2 + 1)));
+    } else {
+      const bool whole = !v.empty() && std::all_of(v.begin() + (v[0] == '-' || v[0] == '+'), v.end(),
+                                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      a.type = whole && v.size() > std::size_t(v[0] == '-' || v[0] == '+') ? AttribType::Int : AttribType::Float;
+      a.value = vec3(number(item, v), 0.0f, 0.0f);
+      if (a.type == AttribType::Int && std::fabs(a.value.x) > 2147483647.0f)
+        throw Error(at + "'" + item + "': the whole number does not fit an int attribute");
+    }
+    for (const auto& b : out)
+      if (b.name == a.name) throw Error(at + "'" + a.name + "' is given twice");
+    out.push_back(a);
+  }
+  if (material != "none") {
+    for (const auto& b : out)
+      if (b.name == "material")
+        throw Error(at + "'material' is given here and by the material parameter; give it once");
+    SourceAttribute m;
+    m.name = "material";
+    m.type = AttribType::Int;
+    m.value = vec3(float(int(mpm_material_from_name(material, where + ".params.material"))), 0.0f, 0.0f);
+    out.insert(out.begin(), m);
+  }
+  for (const auto& b : out)
+    if (b.name == "P" || b.name == "v" || b.name == "id")
+      throw Error(at + "'" + b.name + "' is the solver's own; a source cannot set it");
+  return out;
+}
+
 class FluidSourceNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
@@ -53,6 +128,7 @@ class FluidSourceNode final : public Node {
     s.end = int(ctx.param_int("end"));
     s.jitter = float(ctx.param_float("jitter"));
     s.seed = uint32_t(ctx.param_int("seed"));
+    s.attributes = source_attributes(ctx.param_string("material"), ctx.param_string("attributes"), ctx.where());
     if (s.end < s.start)
       throw Error(ctx.where() + ": end " + std::to_string(s.end) + " is before start " + std::to_string(s.start));
     out.list.push_back(s);
@@ -159,7 +235,17 @@ void register_sources(Registry& r) {
       .param_int("start", 1, -1000000000, 1000000000, "", "First frame it emits for.")
       .param_int("end", 1000000000, -1000000000, 1000000000, "", "Last frame it emits for.")
       .param_float("jitter", 0.05, 0.0, 0.25, "spacings", "Random offset of each site, up to this much per axis.")
-      .param_int("seed", 0, 0, 2147483647, "", "Seed of the jitter.");
+      .param_int("seed", 0, 0, 2147483647, "", "Seed of the jitter.")
+      .param_enum("material", {"none", "water", "jelly", "snow", "sand"}, "none",
+                  "Sets the int attribute `material` of the particles made to this MPM material, for an MPMSolver "
+                  "whose material is from_attribute (none: leave it out).")
+      .param_string("attributes", "",
+                    "Further attributes of the particles made, as name=value items between spaces: a whole "
+                    "number gives an int, a decimal a float, three numbers between commas a vector, e.g. "
+                    "`temperature=300.5 Cd=1,0.5,0`. Particles already there without them get 0.");
+  s.check = [](const ParamSet& p, const CheckContext& c) {
+    source_attributes(std::get<std::string>(p.at("material")), std::get<std::string>(p.at("attributes")), c.where);
+  };
   r.add(std::move(s.make<FluidSourceNode>()));
 
   NodeSpec k("KillVolume", "Sources",

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "eddy/core/error.h"
 #include "eddy/core/sources.h"
 
 namespace eddy {
@@ -96,6 +97,53 @@ TEST(Sources, AFillSourceKeepsItsShapeFull) {
   p.filter(keep);
   EXPECT_EQ(emit(p, s, 3, 1, kFps, next).emitted, 250u);
   EXPECT_GE(min_distance(p), 0.9 * 2 * kR - 1e-6);
+}
+
+// A source's attributes: set on the particles it makes, 0 on those already
+// there; a whole number fits an int attribute the particles have, an int a
+// float one; anything else is refused, naming the attribute, before
+// anything is added.
+TEST(Sources, TheParticlesMadeCarryTheSourcesAttributes) {
+  Points p = empty_liquid();
+  p.add("temperature", AttribType::Float);
+  FluidSource s = box_source(0.0f);
+  s.fill = true;
+  int32_t next = 0;
+  ASSERT_EQ(emit(p, s, 1, 1, kFps, next).emitted, 500u);  // the first 500, without attributes
+  s.attributes = {{"material", AttribType::Int, vec3(2.0f, 0, 0)},
+                  {"temperature", AttribType::Int, vec3(300.0f, 0, 0)},  // an int into the float attribute
+                  {"Cd", AttribType::Vec3, vec3(1.0f, 0.5f, 0.0f)}};
+  std::vector<uint8_t> keep(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) keep[i] = p.P()[i].x < 0.0f;
+  p.filter(keep);  // 250 stay
+  ASSERT_EQ(emit(p, s, 2, 1, kFps, next).emitted, 250u);
+  ASSERT_EQ(p.size(), 500u);
+  ASSERT_EQ(p.find("temperature")->type, AttribType::Float);
+  ASSERT_EQ(p.find("material")->type, AttribType::Int);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const bool made = i >= 250;  // appended after the ones kept
+    EXPECT_EQ(p.get_int("material")[i], made ? 2 : 0) << i;
+    EXPECT_EQ(p.get_float("temperature")[i], made ? 300.0f : 0.0f) << i;
+    EXPECT_EQ(p.get_vec3("Cd")[i], made ? vec3(1.0f, 0.5f, 0.0f) : vec3(0.0f)) << i;
+  }
+  auto refused = [&](SourceAttribute a, const char* message) {
+    Points q = p;
+    FluidSource t = s;
+    t.attributes = {a};
+    try {
+      emit(q, t, 3, 1, kFps, next);
+      ADD_FAILURE() << "accepted: " << message;
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), message);
+    }
+    EXPECT_EQ(q.size(), p.size());  // nothing added
+  };
+  refused({"material", AttribType::Float, vec3(1.5f, 0, 0)},
+          "source: attribute 'material' is int on the particles, the source gives a float that is not whole "
+          "(1.500000)");
+  refused({"Cd", AttribType::Float, vec3(1.0f, 0, 0)},
+          "source: attribute 'Cd' is vec3 on the particles, the source gives a float");
+  refused({"id", AttribType::Int, vec3(7.0f, 0, 0)}, "source: attribute 'id' is the solver's own; a source cannot set it");
 }
 
 TEST(Sources, SinksRemoveWhatIsInsideThem) {

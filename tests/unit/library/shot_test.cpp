@@ -271,6 +271,49 @@ TEST(Sources, ASourceAndASinkBalanceAndNothingElseIsLost) {
   EXPECT_NEAR(double(drained_late), double(emitted_late), 0.1 * double(emitted_late));
 }
 
+// A tap of snow into an MPM solver that takes its material from the
+// particles: every particle carries the source's material (snow, 2) and
+// attributes, which the solver keeps; a malformed attribute list is refused
+// when the graph loads, naming the place.
+TEST(Sources, ASourcesMaterialAndAttributesReachTheSolver) {
+  const std::string scene = R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 5], "fps": 24,
+    "nodes": [
+      {"id": "tank", "type": "ColliderBox", "params": {"mode": "container", "center": [0, 0.5, 0], "size": [0.6, 1.0, 0.6]}},
+      {"id": "tap", "type": "FluidSource", "params": {"center": [0, 0.8, 0], "size": [0.2, 0.1, 0.2],
+        "velocity": [0, -1, 0], "flow_rate": 0.02, "particle_radius": 0.01, "material": "snow",
+        "attributes": "ATTRS"}},
+      {"id": "sim", "type": "MPMSolver", "params": {"material": "from_attribute"}}],
+    "links": [{"from": "tank.colliders", "to": "sim.colliders"}, {"from": "tap.sources", "to": "sim.sources"}]})";
+  auto with = [&](const std::string& attrs) {
+    std::string g = scene;
+    g.replace(g.find("ATTRS"), 5, attrs);
+    return g;
+  };
+  CookEngine e(test::builtin_registry(), parse_graph(with("temperature=300.5 Cd=1,0.5,0"), test::builtin_registry(), "test"));
+  const auto p = poured(e, 3);
+  ASSERT_EQ(p->size(), 208u);  // two frames of 2,500 a second
+  for (std::size_t i = 0; i < p->size(); ++i) {
+    ASSERT_EQ(p->get_int("material")[i], 2) << i;
+    ASSERT_EQ(p->get_float("temperature")[i], 300.5f) << i;
+    ASSERT_EQ(p->get_vec3("Cd")[i], vec3(1.0f, 0.5f, 0.0f)) << i;
+  }
+  for (const auto& [attrs, message] : std::vector<std::pair<std::string, std::string>>{
+           {"temperature", "test: nodes[1] (\"tap\").params.attributes: 'temperature' is not name=value (e.g. "
+                           "temperature=300.5 or Cd=1,0.5,0)"},
+           {"Cd=1,2", "test: nodes[1] (\"tap\").params.attributes: 'Cd=1,2': a vector takes three numbers"},
+           {"t=warm", "test: nodes[1] (\"tap\").params.attributes: 't=warm': 'warm' is not a number"},
+           {"material=1", "test: nodes[1] (\"tap\").params.attributes: 'material' is given here and by the material "
+                          "parameter; give it once"},
+           {"v=0,1,0", "test: nodes[1] (\"tap\").params.attributes: 'v' is the solver's own; a source cannot set it"}}) {
+    try {
+      parse_graph(with(attrs), test::builtin_registry(), "test");
+      ADD_FAILURE() << "accepted " << attrs;
+    } catch (const Error& err) {
+      EXPECT_EQ(std::string(err.what()), message);
+    }
+  }
+}
+
 // A closed mesh as the source's shape: a 0.21 m cube fills with the
 // 10 x 10 x 10 particles of spacing 2 cm it holds, moved by `center`.
 TEST(Sources, AMeshShapedSourceFillsTheMesh) {

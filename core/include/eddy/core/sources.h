@@ -21,6 +21,17 @@
 
 namespace eddy {
 
+// A value a source gives an attribute of every particle it makes (an MPM
+// material, a temperature, a colour), as Houdini's sources carry their
+// attributes. The value is converted to the particles' type where they
+// already have the attribute as int or float (an int from a float only when
+// it is whole); a vec3 stays a vec3.
+struct SourceAttribute {
+  std::string name;
+  AttribType type = AttribType::Float;
+  Vec3f value = vec3(0.0f);  // Float and Int: x
+};
+
 struct FluidSource {
   Collider shape;            // Box, Sphere or Grid (a sampled closed mesh), solid; placed at t = 0 and moving as colliders do
   bool fill = false;         // false: rate
@@ -29,6 +40,7 @@ struct FluidSource {
   int start = 1, end = 1000000000;  // frames, inclusive
   float jitter = 0.05f;      // of the spacing: each site moved at random by up to this much
   uint32_t seed = 0;
+  std::vector<SourceAttribute> attributes;  // set on the particles made; other attributes are 0
 };
 
 struct EmitStats {
@@ -39,7 +51,9 @@ struct EmitStats {
 // Adds to `pts` (spacing 2 pts.radius) what `s` emits at the start of
 // `frame` (of a graph starting at `first` at `fps`), for the frame that
 // follows. New particles take ids from `next_id` up (and advance it) when
-// `pts` has an `id`; their other attributes are 0 but v.
+// `pts` has an `id`, the source's attributes (added to `pts`, 0 on the
+// particles already there, when missing), and 0 in the others but v.
+// Throws eddy::Error naming an attribute whose value does not fit its type.
 EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double fps, int32_t& next_id);
 
 // Removes the particles inside any of `sinks` at time t; returns how many.
