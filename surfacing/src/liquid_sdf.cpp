@@ -230,8 +230,10 @@ FloatGrid::Ptr filter_chain(const Points& pts, const Resolved& s, const LiquidSd
 //      terraces through (1.09 voxels);
 //   5. erode by adding a constant to that distance.
 constexpr double kMaxShrink = 0.55, kShrinkBlend = 0.25;
-// Anisotropic kernels: no final semi-axis under this many output voxels.
-constexpr double kMinAxis = 0.7;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
+// Anisotropic kernels: no final semi-axis under this many output voxels
+// (a one-particle sheet jittered by r/4 tore at Dx = r with 0.7; 1.0 gives
+// it the spheres' thickness).
+constexpr double kMinAxis = 0.85;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
 
 FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfParams& p, double erode,
                           LiquidSdfStats& st, std::vector<uint8_t>& outside) {

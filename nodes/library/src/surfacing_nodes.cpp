@@ -177,8 +177,8 @@ void register_surfacing(Registry& r) {
         .param_enum("kernel", kLiquidKernelNames, d.kernel,
                     "isotropic: a sphere per particle. anisotropic (engine bands): ellipsoids shaped by the spread "
                     "of each particle's neighbours (Yu & Turk 2013), keeping the sphere's volume: a sheet one "
-                    "particle thick comes out a thin closed sheet (0.6-0.85 r thick against about 2 r with "
-                    "spheres), while a body's surface, where the neighbours lie on one side, stays a radius out "
+                    "particle thick comes out a thin, flatter closed sheet (0.85-1.3 r thick against about 2 r "
+                    "with spheres), while a body's surface, where the neighbours lie on one side, stays a radius out "
                     "as with spheres; particles with few neighbours stay spheres. About 1.1-1.6x the cost.")
         .param_float("anisoRadius", d.aniso_radius, 1.0, 10.0, "",
                      "Anisotropic: the neighbourhood whose spread shapes a particle, in particle radii.")
