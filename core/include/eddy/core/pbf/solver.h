@@ -146,8 +146,15 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
     carried_.load(ex_, pts, {"density"});
     steps_ = 0;
-    // Density of the loaded state, so store() right after load() is meaningful.
-    if (n_) {
+    // Density of the loaded state, so store() right after load() is
+    // meaningful: the one a PBF frame stored with these positions, or,
+    // from other points (an emitter's), computed (a neighbour search and a
+    // density pass, which the next step would repeat: at 24 fps with a few
+    // substeps a tenth of the frame).
+    const Points::Attribute* stored = pts.find("density");
+    if (stored && stored->type == AttribType::Float) {
+      ex_.upload(density_, pts.get_float("density"), n_);
+    } else if (n_) {
       grid_.build(x_.data(), n_, c_.h);
       grid_.find_neighbors(x_.data());
       compute_density(x_.data(), 0.0f, /*with_lambda=*/false);
