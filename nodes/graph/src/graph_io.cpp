@@ -728,6 +728,30 @@ void set_param(Graph& g, const Registry& reg, const std::string& node, const std
 
 namespace eddy {
 
+namespace {
+
+// What an asset's contents make it: stateful when a node inside (nested
+// assets included) is, time dependent when one is, or its parameters make
+// it so, or it is animated. The asset's own spec keeps both false: its
+// nodes are checked and cooked in the expansion, never the asset node.
+struct ContentFlags {
+  bool stateful = false, time_dependent = false;
+};
+ContentFlags content_flags(const Registry& reg, const NodeSpec& s) {
+  ContentFlags f{s.stateful, s.time_dependent};
+  if (!s.asset) return f;
+  for (const GraphNode& n : s.asset->graph.nodes) {
+    const NodeSpec* inner = reg.find(n.type);
+    if (!inner) continue;
+    const ContentFlags g = content_flags(reg, *inner);
+    f.stateful |= g.stateful;
+    f.time_dependent |= g.time_dependent || !n.anims.empty() || (inner->frame_dependent && inner->frame_dependent(n.params));
+  }
+  return f;
+}
+
+}  // namespace
+
 std::string catalog_json(const Registry& reg) {
   json out = json::array();
   for (const NodeSpec* s : reg.all()) {
@@ -735,8 +759,9 @@ std::string catalog_json(const Registry& reg) {
     js["type"] = s->type;
     js["category"] = s->category;
     js["doc"] = s->doc;
-    js["stateful"] = s->stateful;
-    js["time_dependent"] = s->time_dependent;
+    const ContentFlags flags = content_flags(reg, *s);
+    js["stateful"] = flags.stateful;
+    js["time_dependent"] = flags.time_dependent;
     if (s->asset) js["asset"] = true;  // its contents: GET /api/asset?type=
     auto sockets = [](const std::vector<SocketSpec>& v) {
       json a = json::array();

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "eddy/graph/asset.h"
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
@@ -220,6 +222,49 @@ TEST(Asset, TheContentsAreValidatedAndCookedAsTheyWouldBeSpeltOut) {
   e.cook_frame(2);
   EXPECT_TRUE(fs::exists(fs::path(o.output_dir) / "side.0002.ply"));
   fs::remove_all(o.output_dir);
+}
+
+// The catalog (the editor's and `eddy nodes --json`'s list) says what an
+// asset's contents make it: stateful with a solver inside, nested or not;
+// time dependent with an animated node inside; neither for the surfacing
+// chain or a plain transform.
+TEST(Asset, TheCatalogSaysWhatTheContentsMakeIt) {
+  Registry& r = registry();
+  r.load_asset(write("cat_shot.eddy.json",
+                     asset_file(R"({"type": "TestCatShot", "outputs": [{"name": "mesh", "from": "surf.mesh"}]})",
+                                std::string(kSim) + R"({"id": "surf", "type": "LiquidSurface"})",
+                                R"({"from": "water.particles", "to": "sim.particles"},
+                                   {"from": "sim.particles", "to": "surf.particles"})"))
+                   .string());
+  r.load_asset(write("cat_outer.eddy.json",
+                     asset_file(R"({"type": "TestCatOuter", "outputs": [{"name": "mesh", "from": "shot.mesh"}]})",
+                                R"({"id": "shot", "type": "TestCatShot"})", ""))
+                   .string());
+  const std::string lift = R"({"inputs": [{"name": "points", "to": ["move.points"]}],
+                               "outputs": [{"name": "points", "from": "move.points"}]})";
+  r.load_asset(write("cat_lift.eddy.json",
+                     asset_file(R"({"type": "TestCatLift", )" + lift.substr(1),
+                                R"({"id": "move", "type": "Transform", "params": {"translate": [0, 1, 0]}})", ""))
+                   .string());
+  r.load_asset(write("cat_keyed.eddy.json",
+                     asset_file(R"({"type": "TestCatKeyed", )" + lift.substr(1),
+                                R"({"id": "move", "type": "Transform", "params": {"translate": [0, {"expr": "$F"}, 0]}})",
+                                "", 2))
+                   .string());
+  const nlohmann::json cat = nlohmann::json::parse(catalog_json(r));
+  auto flags = [&](const std::string& type) {
+    for (const auto& e : cat)
+      if (e["type"] == type) return std::make_pair(e["stateful"].get<bool>(), e["time_dependent"].get<bool>());
+    ADD_FAILURE() << type << " is not in the catalog";
+    return std::make_pair(false, false);
+  };
+  EXPECT_EQ(flags("TestCatShot"), std::make_pair(true, false));
+  EXPECT_EQ(flags("TestCatOuter"), std::make_pair(true, false));
+  EXPECT_EQ(flags("TestCatLift"), std::make_pair(false, false));
+  EXPECT_EQ(flags("TestCatKeyed"), std::make_pair(false, true));
+  EXPECT_EQ(flags("LiquidSurface"), std::make_pair(false, false));
+  EXPECT_EQ(flags("PBFSolver"), std::make_pair(true, false));  // plain specs as before
+  EXPECT_FALSE(r.find("TestCatShot")->stateful);  // the asset node itself is never cooked
 }
 
 TEST(Asset, MalformedAssetsAreRefusedNamingThePlace) {
