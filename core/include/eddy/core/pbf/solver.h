@@ -147,12 +147,13 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     carried_.load(ex_, pts, {"density"});
     steps_ = 0;
     // Density of the loaded state, so store() right after load() is
-    // meaningful: the one a PBF frame stored with these positions, or,
-    // from other points (an emitter's), computed (a neighbour search and a
-    // density pass, which the next step would repeat: at 24 fps with a few
-    // substeps a tenth of the frame).
+    // meaningful: the one a PBF frame stored with these positions (rho /
+    // rho0, and no detail values: an SPH frame's carry its state and its
+    // density is rho), or, from other points (an emitter's), computed (a
+    // neighbour search and a density pass, which the next step would
+    // repeat: at 24 fps with a few substeps a tenth of the frame).
     const Points::Attribute* stored = pts.find("density");
-    if (stored && stored->type == AttribType::Float) {
+    if (stored && stored->type == AttribType::Float && pts.detail.empty()) {
       ex_.upload(density_, pts.get_float("density"), n_);
     } else if (n_) {
       grid_.build(x_.data(), n_, c_.h);

@@ -210,8 +210,19 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
       // Placed samples of still colliders are where they were (their
       // volumes too): a frame loaded from the one before keeps them.
       if (boundary_dirty_ || !boundary_placed_) prepare_boundary(0.0f);
-      find_neighbors();
-      compute_density();
+      // Density of the loaded state, for a store() with no step after it
+      // (a step finds the neighbours and the density first): the one an SPH
+      // frame stored with these positions (its detail values mark it; the
+      // attribute is rho), or computed.
+      const Points::Attribute* stored = pts.find("density");
+      if (kept(kSphDomain, 6) && stored && stored->type == AttribType::Float) {
+        std::vector<float> rel(pts.get_float("density"), pts.get_float("density") + n_);
+        for (float& x : rel) x /= c_.rho0;  // carried as rho / rho0
+        ex_.upload(density_, rel.data(), n_);
+      } else {
+        find_neighbors();
+        compute_density();
+      }
     }
   }
 
