@@ -55,6 +55,8 @@ std::size_t rate_total(const FluidSource& s, int frame, double fps, float radius
   return std::size_t(std::floor(s.flow_rate * double(last - s.start + 1) / fps / (d * d * d) + 1e-9));
 }
 
+bool source_may_set(const std::string& name) { return name != "P" && name != "v" && name != "id"; }
+
 EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double fps, int32_t& next_id) {
   EmitStats st;
   if (frame < s.start || frame > s.end) return st;
@@ -153,9 +155,9 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   // The source's attributes in the particles' types, checked before anything is added.
   std::vector<SourceAttribute> given = s.attributes;
   for (SourceAttribute& a : given) {
-    const Points::Attribute* have = pts.find(a.name);
-    if (a.name == "P" || a.name == "v" || a.name == "id")
+    if (!source_may_set(a.name))
       throw Error("source: attribute '" + a.name + "' is the solver's own; a source cannot set it");
+    const Points::Attribute* have = pts.find(a.name);
     if (!have || have->type == a.type) continue;
     const std::string what = "source: attribute '" + a.name + "' is " + to_string(have->type) +
                              " on the particles, the source gives a " + to_string(a.type);

@@ -229,11 +229,11 @@ FloatGrid::Ptr filter_chain(const Points& pts, const Resolved& s, const LiquidSd
 //      faces 1.01 voxels off near the edges, one of 0.75 lets the sphere's
 //      terraces through (1.09 voxels);
 //   5. erode by adding a constant to that distance.
-constexpr double kMaxShrink = 0.55, kShrinkBlend = 0.25;
+constexpr double kMaxShrink = 0.55, kShrinkBlend = 0.25;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
 // Anisotropic kernels: no final semi-axis under this many output voxels
 // (a one-particle sheet jittered by r/4 tore at Dx = r with 0.7; 1.0 gives
 // it the spheres' thickness).
-constexpr double kMinAxis = 0.85;  // particle radii (1.1 and 0.5 voxels at Dx = r / 2)
+constexpr double kMinAxis = 0.85;
 
 FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfParams& p, double erode,
                           LiquidSdfStats& st, std::vector<uint8_t>& outside) {

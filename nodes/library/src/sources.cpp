@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "eddy/core/mpm/mpm.h"
 #include "eddy/graph/node.h"
@@ -54,16 +55,10 @@ std::vector<SourceAttribute> source_attributes(const std::string& material, cons
       throw Error(at + "'" + item + "': '" + v + "' is not a number");
     return float(x);
   };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ';') {
-      ++i;
-      continue;
-    }
-    std::size_t j = i;
-    while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j])) && text[j] != ';') ++j;
-    const std::string item = text.substr(i, j - i);
-    i = j;
+  std::string spaced = text;
+  std::replace(spaced.begin(), spaced.end(), ';', ' ');
+  std::istringstream items(spaced);
+  for (std::string item; items >> item;) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw Error(at + "'" + item + "' is not name=value (e.g. temperature=300.5 or Cd=1,0.5,0)");
@@ -84,10 +79,8 @@ std::vector<SourceAttribute> source_attributes(const std::string& material, cons
       a.value = vec3(number(item, v.substr(0, c1)), number(item, v.substr(c1 + 1, c2 - c1 - 1)),
                      number(item, v.substr(c2 + 1)));
     } else {
-      const bool whole = !v.empty() && std::all_of(v.begin() + (v[0] == '-' || v[0] == '+'), v.end(),
-                                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-      a.type = whole && v.size() > std::size_t(v[0] == '-' || v[0] == '+') ? AttribType::Int : AttribType::Float;
-      a.value = vec3(number(item, v), 0.0f, 0.0f);
+      a.value = vec3(number(item, v), 0.0f, 0.0f);  // a number: digits, a sign, maybe . e E
+      a.type = v.find_first_of(".eE") == std::string::npos ? AttribType::Int : AttribType::Float;
       if (a.type == AttribType::Int && std::fabs(a.value.x) > 2147483647.0f)
         throw Error(at + "'" + item + "': the whole number does not fit an int attribute");
     }
@@ -106,8 +99,7 @@ std::vector<SourceAttribute> source_attributes(const std::string& material, cons
     out.insert(out.begin(), m);
   }
   for (const auto& b : out)
-    if (b.name == "P" || b.name == "v" || b.name == "id")
-      throw Error(at + "'" + b.name + "' is the solver's own; a source cannot set it");
+    if (!source_may_set(b.name)) throw Error(at + "'" + b.name + "' is the solver's own; a source cannot set it");
   return out;
 }
 

@@ -56,6 +56,9 @@ struct EmitStats {
 // Throws eddy::Error naming an attribute whose value does not fit its type.
 EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double fps, int32_t& next_id);
 
+// Whether a source may set the attribute `name`: not P, v or id, the solver's own.
+bool source_may_set(const std::string& name);
+
 // Removes the particles inside any of `sinks` at time t; returns how many.
 std::size_t kill(Points& pts, const std::vector<Collider>& sinks, float t);
 

@@ -58,9 +58,10 @@ inline constexpr EnumName<LiquidSdfEngine> kLiquidSdfEngineNames[] = {{LiquidSdf
 
 // The particles' shapes: spheres, or ellipsoids that follow the spread of
 // each particle's neighbours (Yu & Turk 2013; the band engine only), so a
-// sheet one or two particles thick comes out as a thin closed sheet and a
-// flat layer flatter. See band::anisotropy (surfacing/src/band.h) for the
-// method and how its parameters map to the paper's.
+// sheet one particle thick comes out as a thin, flatter closed sheet while
+// a body's surface stays where spheres put it. See band::anisotropy
+// (surfacing/src/band.h) for the method and how its parameters map to the
+// paper's.
 enum class LiquidKernel { Isotropic, Anisotropic };
 inline constexpr EnumName<LiquidKernel> kLiquidKernelNames[] = {{LiquidKernel::Isotropic, "isotropic"},
                                                                 {LiquidKernel::Anisotropic, "anisotropic"}};
