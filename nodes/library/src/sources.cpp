@@ -81,8 +81,8 @@ std::vector<SourceAttribute> source_attributes(const std::string& material, cons
     } else {
       a.value = vec3(number(item, v), 0.0f, 0.0f);  // a number: digits, a sign, maybe . e E
       a.type = v.find_first_of(".eE") == std::string::npos ? AttribType::Int : AttribType::Float;
-      if (a.type == AttribType::Int && std::fabs(a.value.x) > 2147483647.0f)
-        throw Error(at + "'" + item + "': the whole number does not fit an int attribute");
+      if (a.type == AttribType::Int && std::fabs(a.value.x) > 16777216.0f)  // held as a float
+        throw Error(at + "'" + item + "': a whole number beyond 2^24 is not held exactly; give it as a float");
     }
     for (const auto& b : out)
       if (b.name == a.name) throw Error(at + "'" + a.name + "' is given twice");
