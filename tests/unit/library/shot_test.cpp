@@ -302,6 +302,8 @@ TEST(Sources, ASourcesMaterialAndAttributesReachTheSolver) {
                            "temperature=300.5 or Cd=1,0.5,0)"},
            {"Cd=1,2", "test: nodes[1] (\"tap\").params.attributes: 'Cd=1,2': a vector takes three numbers"},
            {"t=warm", "test: nodes[1] (\"tap\").params.attributes: 't=warm': 'warm' is not a number"},
+           {"n=20000000", "test: nodes[1] (\"tap\").params.attributes: 'n=20000000': a whole number beyond 2^24 is "
+                          "not held exactly; give it as a float"},
            {"material=1", "test: nodes[1] (\"tap\").params.attributes: 'material' is given here and by the material "
                           "parameter; give it once"},
            {"v=0,1,0", "test: nodes[1] (\"tap\").params.attributes: 'v' is the solver's own; a source cannot set it"}}) {
