@@ -10,6 +10,7 @@
 // printed as a ratio to the isotropic one (goal: at most 2).
 //
 //   build/bin/eddy_bench_surfacing [particles] [--quick: the band engine only]
+//                                  [--only r|r/2: the isotropic band engine at that voxel, for profiling]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -38,8 +39,10 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines as they come, also into a file
   std::size_t n = 1000000;
   bool quick = false;
+  std::string only;
   for (int a = 1; a < argc; ++a) {
     if (std::string(argv[a]) == "--quick") quick = true;
+    else if (std::string(argv[a]) == "--only" && a + 1 < argc) only = argv[++a];
     else n = std::size_t(std::atof(argv[a]));
   }
   const float r = 0.01f, s = 2 * r;
@@ -99,6 +102,14 @@ int main(int argc, char** argv) {
     return sdf_s + mesh_s;
   };
   const double half = r / 2, full = r;
+  if (!only.empty()) {
+    if (only != "r" && only != "r/2") {
+      std::fprintf(stderr, "--only takes r or r/2, got '%s'\n", only.c_str());
+      return 2;
+    }
+    run("eddy (bands, default)", only == "r" ? full : half, false, LiquidSdfEngine::Bands);
+    return 0;
+  }
   const double bands_half = run("eddy (bands, default)", half, false, LiquidSdfEngine::Bands);
   const double peak_bands = peak_rss_bytes();
   const double bands_full = run("eddy (bands, default)", full, false, LiquidSdfEngine::Bands);

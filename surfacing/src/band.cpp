@@ -63,7 +63,7 @@ void Bricks::link() {
   });
 }
 
-void bound_shrink(Bricks& B, const std::vector<float>& unsmoothed, float max_shrink, float blend) {
+void bound_shrink(Bricks& B, const Values& unsmoothed, float max_shrink, float blend) {
   if (unsmoothed.size() != B.phi.size()) throw std::logic_error("bound_shrink: the bricks changed since smoothing");
   float* phi = B.phi.data();
   const float* u = unsmoothed.data();

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "eddy/core/huge_pages.h"
 #include "eddy/core/vec.h"
 
 namespace eddy::band {
@@ -46,12 +47,15 @@ inline float trilinear(const float c[8], float tx, float ty, float tz) {
   return c0 + (c1 - c0) * tx;
 }
 
+// The bands' large arrays, on huge pages (eddy/core/huge_pages.h).
+using Values = LargeVector<float>;
+
 struct Bricks {
   std::vector<std::array<int, 3>> coord;  // brick coordinates: voxel origin / 8
-  std::vector<float> phi;                  // kVoxels per brick
+  Values phi;                              // kVoxels per brick
   std::unordered_map<uint64_t, int32_t> index;
   std::vector<uint64_t> inside;               // sorted keys of bricks wholly inside, not stored
-  std::vector<std::array<int32_t, 27>> nbr;   // [(dx+1)*9 + (dy+1)*3 + dz+1]: brick, kOutside or kInside
+  LargeVector<std::array<int32_t, 27>> nbr;   // [(dx+1)*9 + (dy+1)*3 + dz+1]: brick, kOutside or kInside
 
   std::size_t size() const { return coord.size(); }
   float* values(std::size_t b) { return phi.data() + b * kVoxels; }
@@ -73,8 +77,8 @@ struct Seed {
 };
 constexpr uint32_t kNoSeed = 0xffffffffu;
 struct Seeds {
-  std::vector<uint32_t> id;  // kVoxels per brick: index into table, or kNoSeed
-  std::vector<Seed> table;
+  LargeVector<uint32_t> id;  // kVoxels per brick: index into table, or kNoSeed
+  LargeVector<Seed> table;
 };
 
 // Spheres of one radius around points, rasterised per brick from the points
@@ -190,7 +194,7 @@ Seeds crossing_seeds(Bricks& bricks);
 // corner of the min rounded over `blend` voxels (a polynomial smooth
 // minimum, which lies at most blend / 4 below the min), so the mesh gets
 // no crease where the two meet. Voxels where either is +-inf take the min.
-void bound_shrink(Bricks& bricks, const std::vector<float>& unsmoothed, float max_shrink, float blend);
+void bound_shrink(Bricks& bricks, const Values& unsmoothed, float max_shrink, float blend);
 
 // Points sorted by cubic cells of size h, for queries within h.
 class CellList {

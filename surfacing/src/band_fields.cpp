@@ -248,15 +248,15 @@ void convolve(Bricks& B, const std::vector<float>& w, int passes, float c) {
   const std::size_t nb = B.size();
   const int R = int(w.size() / 2);  // kernel radius, at most one brick
   if (nb == 0 || passes <= 0 || R == 0) return;
-  std::vector<float> tmp(B.phi.size());
+  Values tmp(B.phi.size());
   std::vector<float> outside(kVoxels, c), inside(kVoxels, -c);
-  auto brick_ptr = [&](const std::vector<float>& src, std::size_t b, int j) -> const float* {
+  auto brick_ptr = [&](const Values& src, std::size_t b, int j) -> const float* {
     const int32_t o = B.nbr[b][std::size_t(j)];
     return o >= 0 ? src.data() + std::size_t(o) * kVoxels : o == kInside ? inside.data() : outside.data();
   };
   for (int it = 0; it < passes; ++it)
     for (int axis = 0; axis < 3; ++axis) {
-      const std::vector<float>& src = B.phi;
+      const Values& src = B.phi;
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 16), [&](const auto& r) {
         for (std::size_t b = r.begin(); b != r.end(); ++b) {
           // Neighbours before and after along the axis.
@@ -386,7 +386,7 @@ Seeds crossing_seeds(Bricks& B) {
   Seeds S;
   S.id.assign(nb * kVoxels, kNoSeed);
   std::vector<std::vector<Seed>> per_brick(nb);  // in voxel order, numbered below
-  std::vector<float> out(B.phi.size());
+  Values out(B.phi.size());
   tbb::enumerable_thread_specific<std::vector<float>> scratch([] { return std::vector<float>(kPadCells); });
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 8), [&](const auto& r) {
     float* a = scratch.local().data();

@@ -85,19 +85,24 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
   tbb::parallel_sort(targets.begin(), targets.end());
   targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
 
-  struct Block {
-    float phi[kVoxels];
-    std::unique_ptr<Seed[]> seed;     // with closest
-    std::unique_ptr<uint8_t[]> has;   // with closest: voxel holds a seed
-    uint32_t count = 0;
+  // Every target's values, in place (the kept ones are gathered below), and
+  // with `closest` its seeds in voxel order, appended to its thread's list.
+  const std::size_t nt = targets.size();
+  Values phi_all(nt * kVoxels);
+  std::vector<uint8_t> all_deep(nt, 0), kept_target(nt, 0);
+  struct SeedRun {
+    const LargeVector<Seed>* list = nullptr;
+    uint32_t first = 0, count = 0;
+    std::array<uint64_t, 8> has{};  // voxel v holds a seed: bit v & 63 of word v >> 6
   };
-  std::vector<std::unique_ptr<Block>> blocks(targets.size());
-  std::vector<uint8_t> all_deep(targets.size(), 0);
+  std::vector<SeedRun> runs(rp.closest ? nt : 0);
+  tbb::enumerable_thread_specific<LargeVector<Seed>> thread_seeds;
   tbb::enumerable_thread_specific<std::vector<Vec3f>> scratch;
   tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch_ids;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, targets.size(), 16), [&](const auto& r) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nt, 16), [&](const auto& r) {
     auto& cand = scratch.local();
     auto& cand_id = scratch_ids.local();  // with shape: the candidates' points
+    auto& seeds_here = thread_seeds.local();
     for (std::size_t t = r.begin(); t != r.end(); ++t) {
       int bx, by, bz;
       unpack(targets[t], bx, by, bz);
@@ -214,22 +219,21 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
             }
           }
       }
-      std::unique_ptr<Block> block(new Block);  // default-initialised: no zeroing of phi
-      if (rp.closest) {
-        block->seed.reset(new Seed[kVoxels]);
-        block->has.reset(new uint8_t[kVoxels]());
-      }
+      float* phi_out = phi_all.data() + t * kVoxels;
+      SeedRun run;
+      run.list = &seeds_here;
+      run.first = uint32_t(seeds_here.size());
       bool finite = false, any_inside = false, any_outside = false;
       for (int v = 0; v < kVoxels; ++v) {
         const int x = v >> 6, y = (v >> 3) & 7, z = v & 7;
         if (deep_rows[z * 8 + y] & (1u << x)) {
-          block->phi[v] = -kInf;
+          phi_out[v] = -kInf;
           any_inside = true;
           continue;
         }
         const float phi = best[v] < 1e29f ? (shape ? best[v] : std::sqrt(best[v]) - Rv) : kInf;
         if (phi < rp.reach) {
-          block->phi[v] = phi;
+          phi_out[v] = phi;
           finite = true;
           if (rp.closest) {
             const Vec3f u = cand[std::size_t(arg[v])], x_rel = vec3(float(x), float(y), float(z));
@@ -242,34 +246,37 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
               const float s = length(q), t = length(m);
               const Vec3f p = s > 1e-6f ? d * (Rv / s) : vec3(Rv, 0.0f, 0.0f);
               const float lp = length(p);
-              block->seed[v] = {u + p + origin, t > 1e-12f ? m / t : vec3(1, 0, 0), lp > 0 ? 1.0f / lp : 0.0f};
+              seeds_here.push_back({u + p + origin, t > 1e-12f ? m / t : vec3(1, 0, 0), lp > 0 ? 1.0f / lp : 0.0f});
             } else {
               const float len = std::sqrt(best[v]);
               const Vec3f n = len > 1e-6f ? d / len : vec3(1, 0, 0);
-              block->seed[v] = {u + n * Rv + origin, n, Rv > 0 ? 1.0f / Rv : 0.0f};
+              seeds_here.push_back({u + n * Rv + origin, n, Rv > 0 ? 1.0f / Rv : 0.0f});
             }
-            block->has[v] = 1;
-            ++block->count;
+            run.has[std::size_t(v >> 6)] |= uint64_t(1) << (v & 63);
+            ++run.count;
           }
         } else {
-          block->phi[v] = phi < 0 ? -kInf : kInf;
+          phi_out[v] = phi < 0 ? -kInf : kInf;
           (phi < 0 ? any_inside : any_outside) = true;
         }
       }
-      if (finite || (any_inside && any_outside)) blocks[t] = std::move(block);
+      kept_target[t] = finite || (any_inside && any_outside);
+      if (!rp.closest) continue;
+      if (kept_target[t]) runs[t] = run;
+      else seeds_here.resize(run.first);
     }
   });
   std::vector<uint64_t> kept;
-  for (std::size_t t = 0; t < targets.size(); ++t) {
+  for (std::size_t t = 0; t < nt; ++t) {
     if (all_deep[t]) out.bricks.inside.push_back(targets[t]);
-    if (blocks[t]) kept.push_back(t);
+    if (kept_target[t]) kept.push_back(t);
   }
   Bricks& B = out.bricks;
   B.coord.resize(kept.size());
   B.phi.resize(kept.size() * kVoxels);
   std::vector<uint32_t> first(kept.size() + 1, 0);
-  for (std::size_t i = 0; i < kept.size(); ++i) first[i + 1] = first[i] + blocks[kept[i]]->count;
   if (rp.closest) {
+    for (std::size_t i = 0; i < kept.size(); ++i) first[i + 1] = first[i] + runs[kept[i]].count;
     out.seeds.id.resize(kept.size() * kVoxels);
     out.seeds.table.resize(first.back());
   }
@@ -277,18 +284,14 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
     const std::size_t t = kept[i];
     auto& c = B.coord[i];
     unpack(targets[t], c[0], c[1], c[2]);
-    std::copy_n(blocks[t]->phi, kVoxels, B.phi.data() + i * kVoxels);
+    std::copy_n(phi_all.data() + t * kVoxels, kVoxels, B.phi.data() + i * kVoxels);
     if (rp.closest) {
+      const SeedRun& run = runs[t];
+      std::copy_n(run.list->data() + run.first, run.count, out.seeds.table.data() + first[i]);
       uint32_t next = first[i];
-      for (int v = 0; v < kVoxels; ++v) {
-        uint32_t& id = out.seeds.id[i * kVoxels + std::size_t(v)];
-        id = kNoSeed;
-        if (!blocks[t]->has[v]) continue;
-        out.seeds.table[next] = blocks[t]->seed[v];
-        id = next++;
-      }
+      uint32_t* id = out.seeds.id.data() + i * kVoxels;
+      for (int v = 0; v < kVoxels; ++v) id[v] = (run.has[std::size_t(v >> 6)] >> (v & 63)) & 1u ? next++ : kNoSeed;
     }
-    blocks[t].reset();
   });
   return out;  // not linked: the caller links when it needs neighbours
 }

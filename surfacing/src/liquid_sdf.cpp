@@ -296,7 +296,7 @@ FloatGrid::Ptr band_chain(const Points& pts, const Resolved& s, const LiquidSdfP
   if (smooth) {
     outside.assign(pts.size(), 0);
     r.seeds = {};
-    const std::vector<float> unsmoothed = r.bricks.phi;
+    const band::Values unsmoothed = r.bricks.phi;
     const float cl = std::max(depth, out);
     band::clamp(r.bricks, cl);
     if (f == 1) {

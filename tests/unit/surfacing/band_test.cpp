@@ -219,7 +219,7 @@ TEST(Band, SampleIsExactOnLinearFieldsAcrossBricks) {
 // the bound, rounded within `blend` of where they meet (by blend / 4 at most).
 TEST(Band, BoundShrinkIsABlendedUnionWithTheErodedUnsmoothedField) {
   Bricks B = block(0);
-  std::vector<float> unsmoothed(kVoxels);
+  Values unsmoothed(kVoxels);
   float* phi = B.values(0);
   for (int v = 0; v < kVoxels; ++v) {
     phi[v] = 0.01f * float(v) - 2.0f;          // -2 .. 3.11
@@ -239,7 +239,7 @@ TEST(Band, BoundShrinkIsABlendedUnionWithTheErodedUnsmoothedField) {
     EXPECT_LE(phi[v], m);
     EXPECT_GE(phi[v], m - 0.125f);
   }
-  std::vector<float> wrong(kVoxels - 1);
+  Values wrong(kVoxels - 1);
   EXPECT_THROW(bound_shrink(B, wrong, 1.0f, 0.5f), std::logic_error);
 }
 
