@@ -177,9 +177,9 @@ void gaussian(Bricks& bricks, int iterations, float clamp);
 // (voxels^2), truncated at 3 sigma or one brick.
 void gaussian_variance(Bricks& bricks, float variance, float clamp);
 
-// The field on a grid twice as fine, trilinear, values times `scale`: the
-// eight fine bricks of every coarse brick holding a value with
-// lo < scale * phi < hi. Unlinked.
+// The field on a grid twice as fine, trilinear, values times `scale`: those
+// of the eight fine bricks of every coarse brick that can hold a value with
+// lo < value < hi (the coarse values they interpolate span it). Unlinked.
 Bricks upsample(const Bricks& coarse, float scale, float lo, float hi);
 
 // First-order seeds at the zero crossing: voxels with a 6-neighbour of the

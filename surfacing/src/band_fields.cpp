@@ -341,19 +341,43 @@ Bricks upsample(const Bricks& C, float scale, float lo, float hi) {
   std::vector<std::size_t> parents;
   for (std::size_t b = 0; b < nc; ++b)
     if (wanted[b]) parents.push_back(b);
-  Bricks F;
-  F.coord.resize(parents.size() * 8);
-  F.phi.resize(F.coord.size() * kVoxels);
+  // The children that can hold such a value: a fine value lies between the
+  // least and greatest of the 5^3 coarse voxels its child interpolates.
+  std::vector<uint8_t> keep(parents.size() * 8, 0);
   tbb::enumerable_thread_specific<std::vector<float>> scratch([] { return std::vector<float>(kPadCells); });
+  auto gather_parent = [&](std::size_t b, float* a) {
+    gather(C, b, a, [&](std::size_t o, int v) { return C.phi[o * kVoxels + std::size_t(v)]; }, missing_phi);
+  };
+  tbb::parallel_for(std::size_t(0), parents.size(), [&](std::size_t pi) {
+    float* a = scratch.local().data();
+    gather_parent(parents[pi], a);
+    for (int child = 0; child < 8; ++child) {
+      const int ox = 4 * (child >> 2), oy = 4 * ((child >> 1) & 1), oz = 4 * (child & 1);
+      float mn = kInf, mx = -kInf;
+      for (int x = 0; x <= 4; ++x)
+        for (int y = 0; y <= 4; ++y)
+          for (int z = 0; z <= 4; ++z) {
+            const float v = a[pad(ox + x, oy + y, oz + z)];
+            mn = std::min(mn, v);
+            mx = std::max(mx, v);
+          }
+      keep[pi * 8 + std::size_t(child)] = mn * scale < hi && mx * scale > lo;
+    }
+  });
+  std::vector<uint32_t> slot(keep.size() + 1, 0);  // fine brick of each kept child
+  for (std::size_t k = 0; k < keep.size(); ++k) slot[k + 1] = slot[k] + keep[k];
+  Bricks F;
+  F.coord.resize(slot.back());
+  F.phi.resize(F.coord.size() * kVoxels);
   tbb::parallel_for(std::size_t(0), parents.size(), [&](std::size_t pi) {
     const std::size_t b = parents[pi];
     float* a = scratch.local().data();
-    gather(C, b, a, [&](std::size_t o, int v) { return C.phi[o * kVoxels + std::size_t(v)]; },
-           missing_phi);
+    gather_parent(b, a);
     const auto& cc = C.coord[b];
     for (int child = 0; child < 8; ++child) {
+      if (!keep[pi * 8 + std::size_t(child)]) continue;
       const int ox = child >> 2, oy = (child >> 1) & 1, oz = child & 1;
-      const std::size_t f = pi * 8 + std::size_t(child);
+      const std::size_t f = slot[pi * 8 + std::size_t(child)];
       F.coord[f] = {cc[0] * 2 + ox, cc[1] * 2 + oy, cc[2] * 2 + oz};
       float* out = F.phi.data() + f * kVoxels;
       for (int v = 0; v < kVoxels; ++v) {

@@ -130,21 +130,18 @@ FloatGrid::Ptr to_grid(const band::Bricks& B, double dx, int hw, float add) {
   const float bg = float(hw * dx), h = float(hw);
   std::vector<Leaf*> leaves(B.size(), nullptr);
   tbb::parallel_for(std::size_t(0), B.size(), [&](std::size_t b) {
-    const auto& c = B.coord[b];
-    auto* leaf = new Leaf(openvdb::Coord(c[0] * band::kDim, c[1] * band::kDim, c[2] * band::kDim), bg, false);
     const float* phi = B.values(b);
     bool any = false;
+    for (int v = 0; v < band::kVoxels && !any; ++v) any = std::fabs(phi[v] + add) < h;
+    if (!any) return;  // all outside, or interior without band voxels: tiles do
+    const auto& c = B.coord[b];
+    auto* leaf = new Leaf(openvdb::Coord(c[0] * band::kDim, c[1] * band::kDim, c[2] * band::kDim), bg, false);
     for (int v = 0; v < band::kVoxels; ++v) {
       const float p = phi[v] + add;
-      if (std::fabs(p) < h) {
-        leaf->setValueOn(openvdb::Index(v), p * float(dx));
-        any = true;
-      } else {
-        leaf->setValueOff(openvdb::Index(v), p < 0 ? -bg : bg);
-      }
+      if (std::fabs(p) < h) leaf->setValueOn(openvdb::Index(v), p * float(dx));
+      else leaf->setValueOff(openvdb::Index(v), p < 0 ? -bg : bg);
     }
-    if (any) leaves[b] = leaf;
-    else delete leaf;  // all outside, or interior without band voxels: tiles do
+    leaves[b] = leaf;
   });
   auto& tree = grid->tree();
   for (Leaf* leaf : leaves)

@@ -84,27 +84,40 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   std::vector<openvdb::Vec4I> quads;
   openvdb::tools::volumeToMesh(*grid, pts, tris, quads, p.iso, p.adaptivity);
   Mesh m;
+  // Copied in parallel (millions of faces at fine voxels).
+  auto each = [](std::size_t n, auto f) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
+    });
+  };
   m.points.resize(pts.size());
-  for (std::size_t i = 0; i < pts.size(); ++i) m.points[i] = vec3(pts[i].x(), pts[i].y(), pts[i].z());
+  each(pts.size(), [&](std::size_t i) { m.points[i] = vec3(pts[i].x(), pts[i].y(), pts[i].z()); });
   // OpenVDB winds its faces clockwise seen from outside (negative signed
   // volume); the faces are reversed here so the mesh is wound outward.
-  m.triangles.reserve(tris.size() + (p.allow_quads ? 0 : 2 * quads.size()));
-  for (const auto& t : tris) m.triangles.push_back({int32_t(t[0]), int32_t(t[2]), int32_t(t[1])});
+  m.triangles.resize(tris.size() + (p.allow_quads ? 0 : 2 * quads.size()));
+  each(tris.size(), [&](std::size_t i) {
+    m.triangles[i] = {int32_t(tris[i][0]), int32_t(tris[i][2]), int32_t(tris[i][1])};
+  });
   if (p.allow_quads) {
-    m.quads.reserve(quads.size());
-    for (const auto& q : quads) m.quads.push_back({int32_t(q[0]), int32_t(q[3]), int32_t(q[2]), int32_t(q[1])});
+    m.quads.resize(quads.size());
+    each(quads.size(), [&](std::size_t i) {
+      const auto& q = quads[i];
+      m.quads[i] = {int32_t(q[0]), int32_t(q[3]), int32_t(q[2]), int32_t(q[1])};
+    });
   } else {
     // Split along the shorter diagonal, which keeps the triangles fatter.
-    for (const auto& q : quads) {
+    each(quads.size(), [&](std::size_t i) {
+      const auto& q = quads[i];
       const int32_t a = int32_t(q[0]), b = int32_t(q[3]), c = int32_t(q[2]), d = int32_t(q[1]);
+      auto* t = &m.triangles[tris.size() + 2 * i];
       if (length2(m.points[a] - m.points[c]) <= length2(m.points[b] - m.points[d])) {
-        m.triangles.push_back({a, b, c});
-        m.triangles.push_back({a, c, d});
+        t[0] = {a, b, c};
+        t[1] = {a, c, d};
       } else {
-        m.triangles.push_back({a, b, d});
-        m.triangles.push_back({b, c, d});
+        t[0] = {a, b, d};
+        t[1] = {b, c, d};
       }
-    }
+    });
   }
   // Normals: the level set's gradient at each point, which is smoother than
   // averaging facet normals.
@@ -113,10 +126,29 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   // the six samples read the 4^3 voxels around the point, fetched once.
   for_each_point(*grid, m.points, [&](std::size_t i, auto& acc, const openvdb::Vec3d& u) {
     const openvdb::Coord c0(int(std::floor(u.x())) - 1, int(std::floor(u.y())) - 1, int(std::floor(u.z())) - 1);
+    // The 4^3 block spans at most two leaves along each axis: those leaves
+    // (or, where none is stored, the tile value covering that 8^3 region),
+    // then read directly.
+    using Leaf = openvdb::FloatTree::LeafNodeType;
+    const Leaf* leaf[2][2][2];
+    float tile[2][2][2];
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        for (int k = 0; k < 2; ++k) {
+          const openvdb::Coord q = c0.offsetBy(3 * i, 3 * j, 3 * k);
+          leaf[i][j][k] = acc.probeConstLeaf(q);
+          tile[i][j][k] = leaf[i][j][k] ? 0.0f : acc.getValue(q);
+        }
+    const int lx = c0.x() & ~7, ly = c0.y() & ~7, lz = c0.z() & ~7;
     float v[4][4][4];
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b)
-        for (int c = 0; c < 4; ++c) v[a][b][c] = acc.getValue(c0.offsetBy(a, b, c));
+        for (int c = 0; c < 4; ++c) {
+          const openvdb::Coord q = c0.offsetBy(a, b, c);
+          const int i = (q.x() & ~7) != lx, j = (q.y() & ~7) != ly, k = (q.z() & ~7) != lz;
+          const Leaf* l = leaf[i][j][k];
+          v[a][b][c] = l ? l->getValue(Leaf::coordToOffset(q)) : tile[i][j][k];
+        }
     // Trilinear at (x, y, z) relative to c0 (within [0, 3]).
     auto at = [&](double x, double y, double z) {
       const int a = std::min(int(x), 2), b = std::min(int(y), 2), c = std::min(int(z), 2);
