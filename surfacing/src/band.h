@@ -50,6 +50,14 @@ inline float trilinear(const float c[8], float tx, float ty, float tz) {
 // The bands' large arrays, on huge pages (eddy/core/huge_pages.h).
 using Values = LargeVector<float>;
 
+// 8 floats or ints as one value (GCC and Clang vector extensions), for the
+// loops over a row of 8 voxels: SSE pairs in a portable build, one AVX
+// register in the copies compiled for AVX2 (picked at run time by
+// CpuExecutor::uses_avx2(), with the same bits: the same IEEE operations in
+// the same order, no fused multiply-add).
+typedef float Row8f __attribute__((vector_size(32)));
+typedef int32_t Row8i __attribute__((vector_size(32)));
+
 struct Bricks {
   std::vector<std::array<int, 3>> coord;  // brick coordinates: voxel origin / 8
   Values phi;                              // kVoxels per brick

@@ -136,11 +136,6 @@ struct SeedFrame {
 // the AVX2 copy below runs 8 voxels per instruction, the same IEEE
 // operations in the same order (no fused multiply-add), so both give the
 // same bits.
-// 8 floats or ints as one value (GCC and Clang vector extensions): SSE
-// pairs in a default build, one AVX register in the AVX2 copy.
-typedef float Row8f __attribute__((vector_size(32)));
-typedef int32_t Row8i __attribute__((vector_size(32)));
-
 inline void nearest_in_row_body(const SeedFrame& F, int p0, float gx, float gy, float gz0, float best_out[8],
                                 int at_out[8]) {
   const Row8f gz = gz0 + Row8f{0, 1, 2, 3, 4, 5, 6, 7};

@@ -1,12 +1,15 @@
 // Sparse narrow bands: the sphere rasteriser and dilation. See band.h.
 #include "band.h"
 
+#include "eddy/core/cpu_executor.h"
+
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -17,7 +20,62 @@ namespace eddy::band {
 // first with a cheap bit mask per brick row and get -inf; only the others get
 // the min over the candidate points.
 
+namespace {
+
+// Spheres: per row (y, z) of the brick (at z * 8 + y) and voxel x along it,
+// the least squared distance to the candidates (positions relative to the
+// brick's origin) and the first candidate giving it; rows wholly in
+// `deep_rows` are skipped. Each candidate visits the rows within `reach` of
+// it, the 8 voxels of a row at once.
+inline void splat_body(const Vec3f* cand, std::size_t n, const uint8_t deep_rows[64], float reach, Row8f best[64],
+                       Row8i arg[64]) {
+  const Row8f xs = Row8f{0, 1, 2, 3, 4, 5, 6, 7};
+  for (int r = 0; r < 64; ++r) {
+    best[r] = Row8f{} + 1e30f;
+    arg[r] = Row8i{};
+  }
+  const float reach2 = reach * reach;
+  const int zr = int(std::ceil(reach)) + 1;
+  for (std::size_t c = 0; c < n; ++c) {
+    const Vec3f u = cand[c];
+    const Row8f dx = xs - u.x, dx2 = dx * dx;
+    const int z0 = std::max(0, int(std::floor(u.z)) - zr), z1 = std::min(7, int(std::floor(u.z)) + zr);
+    const int y0 = std::max(0, int(std::floor(u.y)) - zr), y1 = std::min(7, int(std::floor(u.y)) + zr);
+    for (int z = z0; z <= z1; ++z)
+      for (int y = y0; y <= y1; ++y) {
+        const int r = z * 8 + y;
+        if (deep_rows[r] == 0xff) continue;
+        const float base = (z - u.z) * (z - u.z) + (y - u.y) * (y - u.y);
+        if (base > reach2) continue;
+        const Row8f d2 = base + dx2;
+        const Row8i nearer = d2 < best[r];
+        best[r] = nearer ? d2 : best[r];
+        arg[r] = nearer ? Row8i{} + int32_t(c) : arg[r];
+      }
+  }
+}
+
+void splat_portable(const Vec3f* cand, std::size_t n, const uint8_t deep_rows[64], float reach, Row8f best[64],
+                    Row8i arg[64]) {
+  splat_body(cand, n, deep_rows, reach, best, arg);
+}
+
+#if EDDY_CPU_DISPATCH
+__attribute__((target("avx2"), flatten, noinline)) void splat_avx2(const Vec3f* cand, std::size_t n,
+                                                                    const uint8_t deep_rows[64], float reach,
+                                                                    Row8f best[64], Row8i arg[64]) {
+  splat_body(cand, n, deep_rows, reach, best, arg);
+}
+#endif
+
+}  // namespace
+
 Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
+#if EDDY_CPU_DISPATCH
+  const auto splat = CpuExecutor::uses_avx2() ? &splat_avx2 : &splat_portable;
+#else
+  const auto splat = &splat_portable;
+#endif
   Raster out;
   if (n == 0) return out;
   const float Rv = rp.radius, deep = std::min(rp.deep, rp.radius);
@@ -107,7 +165,66 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
       int bx, by, bz;
       unpack(targets[t], bx, by, bz);
       const Vec3f origin = vec3(float(bx * kDim), float(by * kDim), float(bz * kDim));
-      // Candidates: points whose reach touches this brick (relative to its origin).
+      // Deep mask, one byte per (y, z) row of 8 voxels along x: the voxels
+      // strictly within `deep` of some point. An OR, so the points are taken
+      // in any order: those of the brick's own bin first, which fill the
+      // whole mask of a brick inside the liquid soonest, and the search stops
+      // there (the other points could add nothing).
+      uint8_t deep_rows[64] = {};
+      auto add_deep = [&](Vec3f u, float d) {
+        const float d2 = d * d;
+        const int z0 = std::max(0, int(std::ceil(u.z - d))), z1 = std::min(7, int(std::floor(u.z + d)));
+        for (int z = z0; z <= z1; ++z) {
+          const float rz = d2 - (z - u.z) * (z - u.z);
+          if (rz <= 0) continue;
+          const float hy = std::sqrt(rz);
+          const int y0 = std::max(0, int(std::ceil(u.y - hy))), y1 = std::min(7, int(std::floor(u.y + hy)));
+          for (int y = y0; y <= y1; ++y) {
+            const float ry = rz - (y - u.y) * (y - u.y);
+            if (ry <= 0) continue;
+            const float hx = std::sqrt(ry);
+            // Strictly inside: |x - u| < deep.
+            int x0 = std::max(0, int(std::ceil(u.x - hx))), x1 = std::min(7, int(std::floor(u.x + hx)));
+            if (x0 <= 7 && float(x0) - u.x <= -hx) ++x0;
+            if (x1 >= 0 && float(x1) - u.x >= hx) --x1;
+            if (x0 > x1) continue;
+            deep_rows[z * 8 + y] |= uint8_t(((1u << (x1 - x0 + 1)) - 1u) << x0);
+          }
+        }
+      };
+      auto mask_full = [&] {
+        uint64_t all = ~uint64_t(0);
+        for (int w = 0; w < 8; ++w) {
+          uint64_t word;
+          std::memcpy(&word, deep_rows + 8 * w, sizeof word);
+          all &= word;
+        }
+        return all == ~uint64_t(0);
+      };
+      bool every_deep = false;
+      if (deep > 0) {
+        const int side = 2 * K + 1, bins_around = side * side * side, own = bins_around / 2;
+        for (int j = -1; j < bins_around && !every_deep; ++j) {
+          if (j == own) continue;
+          const int k = j < 0 ? own : j, dx = k % side - K, dy = (k / side) % side - K, dz = k / (side * side) - K;
+          const auto it = bins.find(pack(bx + dx, by + dy, bz + dz));
+          if (it == bins.end()) continue;
+          for (uint32_t i = it->second.first; i < it->second.second; ++i) {
+            const Vec3f u = items[i].u - origin;
+            const float d = shape ? deep * shape[items[i].id].inner : deep;
+            if (u.x + d <= 0 || u.x - d >= 7 || u.y + d <= 0 || u.y - d >= 7 || u.z + d <= 0 || u.z - d >= 7)
+              continue;  // the open ball misses the brick's voxels
+            add_deep(u, d);
+          }
+          every_deep = mask_full();
+        }
+      }
+      if (every_deep) {
+        all_deep[t] = 1;
+        continue;
+      }
+      // Candidates: points whose reach touches this brick (relative to its
+      // origin), in bin order (ties in distance go to the first).
       cand.clear();
       cand_id.clear();
       for (int dz = -K; dz <= K; ++dz)
@@ -126,44 +243,13 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
             }
           }
       if (cand.empty()) continue;
-      // Deep mask, one byte per (y, z) row of 8 voxels along x.
-      uint8_t deep_rows[64] = {};
-      if (deep > 0) {
-        for (std::size_t c = 0; c < cand.size(); ++c) {
-          const Vec3f u = cand[c];
-          const float d = shape ? deep * shape[cand_id[c]].inner : deep, d2 = d * d;
-          const int z0 = std::max(0, int(std::ceil(u.z - d))), z1 = std::min(7, int(std::floor(u.z + d)));
-          for (int z = z0; z <= z1; ++z) {
-            const float rz = d2 - (z - u.z) * (z - u.z);
-            if (rz <= 0) continue;
-            const float hy = std::sqrt(rz);
-            const int y0 = std::max(0, int(std::ceil(u.y - hy))), y1 = std::min(7, int(std::floor(u.y + hy)));
-            for (int y = y0; y <= y1; ++y) {
-              const float ry = rz - (y - u.y) * (y - u.y);
-              if (ry <= 0) continue;
-              const float hx = std::sqrt(ry);
-              // Strictly inside: |x - u| < deep.
-              int x0 = std::max(0, int(std::ceil(u.x - hx))), x1 = std::min(7, int(std::floor(u.x + hx)));
-              if (x0 <= 7 && float(x0) - u.x <= -hx) ++x0;
-              if (x1 >= 0 && float(x1) - u.x >= hx) --x1;
-              if (x0 > x1) continue;
-              deep_rows[z * 8 + y] |= uint8_t(((1u << (x1 - x0 + 1)) - 1u) << x0);
-            }
-          }
-        }
-      }
-      bool every_deep = true;
-      for (uint8_t row : deep_rows) every_deep &= row == 0xff;
-      if (every_deep) {
-        all_deep[t] = 1;
-        continue;
-      }
       // Squared distance to the nearest candidate for the other voxels
       // (spheres), or the least first-order distance (ellipsoids).
       float best[kVoxels];
       int32_t arg[kVoxels];
+      Row8f rows_best[64];  // spheres: row (y, z) at z * 8 + y, lane x
+      Row8i rows_arg[64];
       std::fill_n(best, kVoxels, 1e30f);
-      const float reach2 = reach * reach;
       if (shape) {
         for (int z = 0; z < 8; ++z)
           for (int y = 0; y < 8; ++y) {
@@ -191,33 +277,12 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
             }
           }
       } else {
-        // Two copies of the loop: the plain min vectorises, the argmin does not.
-        for (int z = 0; z < 8; ++z)
-          for (int y = 0; y < 8; ++y) {
-            if (deep_rows[z * 8 + y] == 0xff) continue;
-            float* row_best = best;  // voxel (x, y, z) at x * 64 + y * 8 + z
-            for (std::size_t c = 0; c < cand.size(); ++c) {
-              const Vec3f u = cand[c];
-              const float base = (z - u.z) * (z - u.z) + (y - u.y) * (y - u.y);
-              if (base > reach2) continue;
-              if (rp.closest) {
-                for (int x = 0; x < 8; ++x) {
-                  const float d2 = base + (x - u.x) * (x - u.x);
-                  const int v = offset(x, y, z);
-                  if (d2 < row_best[v]) {
-                    row_best[v] = d2;
-                    arg[v] = int32_t(c);
-                  }
-                }
-              } else {
-                for (int x = 0; x < 8; ++x) {
-                  const float d2 = base + (x - u.x) * (x - u.x);
-                  float& slot = row_best[offset(x, y, z)];
-                  slot = std::min(slot, d2);
-                }
-              }
-            }
-          }
+        splat(cand.data(), cand.size(), deep_rows, reach, rows_best, rows_arg);
+        for (int v = 0; v < kVoxels; ++v) {
+          const int x = v >> 6, y = (v >> 3) & 7, z = v & 7;
+          best[v] = rows_best[z * 8 + y][x];
+          arg[v] = rows_arg[z * 8 + y][x];
+        }
       }
       float* phi_out = phi_all.data() + t * kVoxels;
       SeedRun run;

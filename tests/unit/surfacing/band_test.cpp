@@ -285,11 +285,11 @@ TEST(Band, PropagationDoesNotDependOnTheThreadCount) {
   for (std::size_t i = 0; i < one.bricks.phi.size(); ++i) ASSERT_EQ(one.bricks.phi[i], all.bricks.phi[i]) << i;
 }
 
-// The row-wise nearest-seed search runs 8 voxels per instruction in an
-// AVX2 copy where the CPU has it; it must give the bits of the portable
-// copy: a cluster of particles (seeds of many spheres, creases between
-// them) propagated both ways.
-TEST(Band, PropagationGivesTheSameBitsWithAndWithoutAvx2) {
+// The rasteriser's sphere distances and propagation's nearest-seed search
+// run 8 voxels per instruction in AVX2 copies where the CPU has them; they
+// must give the bits of the portable copies: a cluster of particles (many
+// spheres, creases between them) rasterised and propagated both ways.
+TEST(Band, RasterAndPropagationGiveTheSameBitsWithAndWithoutAvx2) {
   if (!cpu_supports_avx2()) GTEST_SKIP() << "this CPU has no AVX2: only the portable copy runs";
   std::mt19937 rng(5);
   std::normal_distribution<float> spread(0.0f, 6.0f);
