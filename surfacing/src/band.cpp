@@ -81,7 +81,7 @@ void bound_shrink(Bricks& B, const Values& unsmoothed, float max_shrink, float b
 }
 
 CellList::CellList(const Vec3f* P, std::size_t n, double h) : inv_(1.0 / h) {
-  entries_.resize(n);
+  resize_on_huge_pages(entries_, n);
   tbb::parallel_for(std::size_t(0), n, [&](std::size_t i) { entries_[i] = {key(P[i]), uint32_t(i)}; });
   tbb::parallel_sort(entries_.begin(), entries_.end());
 }
@@ -132,7 +132,8 @@ void kernel_average(const Vec3f* P, const Vec3f* V, std::size_t n, const Vec3f* 
   const CellList cells(P, n, h);
   // The queries by cell, so that each cell's 27 neighbour ranges are looked
   // up once for all the queries in it.
-  std::vector<std::pair<uint64_t, uint32_t>> queries(m);
+  std::vector<std::pair<uint64_t, uint32_t>> queries;
+  resize_on_huge_pages(queries, m);
   tbb::parallel_for(std::size_t(0), m, [&](std::size_t i) { queries[i] = {cells.key(at[i]), uint32_t(i)}; });
   tbb::parallel_sort(queries.begin(), queries.end());
   std::vector<std::size_t> first;

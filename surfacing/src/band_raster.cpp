@@ -89,7 +89,8 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
     Vec3f u;
     uint32_t id;
   };
-  std::vector<Item> items(n);
+  std::vector<Item> items;
+  resize_on_huge_pages(items, n);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 8192), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
       const Vec3f u = U[i];

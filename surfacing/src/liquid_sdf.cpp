@@ -151,7 +151,8 @@ FloatGrid::Ptr to_grid(const band::Bricks& B, double dx, int hw, float add) {
 }
 
 std::vector<Vec3f> index_positions(const Vec3f* P, const uint32_t* index, std::size_t n, double dx) {
-  std::vector<Vec3f> u(n);
+  std::vector<Vec3f> u;
+  resize_on_huge_pages(u, n);
   const float inv = float(1.0 / dx);
   tbb::parallel_for(std::size_t(0), n, [&](std::size_t i) { u[i] = P[index ? index[i] : i] * inv; });
   return u;

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "eddy/core/error.h"
+#include "eddy/core/huge_pages.h"
 #include "eddy/core/io.h"
 #include "eddy/surfacing/surfacing.h"
 #include "vdb_internal.h"
@@ -47,7 +48,7 @@ void sample_velocity(Mesh& m, const Volume& volume) {
   if (!grid)
     throw Error("point velocities need a vec3s grid, got " +
                 (volume.empty() ? std::string("nothing") : "'" + volume.name() + "' (" + volume.value_type() + ")"));
-  m.velocities.resize(m.points.size());
+  resize_on_huge_pages(m.velocities, m.points.size());
   // Trilinear over the active corners only, renormalised, so that a cell
   // at the edge of the grid's active voxels does not pull towards zero.
   for_each_point(*grid, m.points, [&](std::size_t i, auto& acc, const openvdb::Vec3d& u) {
@@ -90,16 +91,16 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
     });
   };
-  m.points.resize(pts.size());
+  resize_on_huge_pages(m.points, pts.size());
   each(pts.size(), [&](std::size_t i) { m.points[i] = vec3(pts[i].x(), pts[i].y(), pts[i].z()); });
   // OpenVDB winds its faces clockwise seen from outside (negative signed
   // volume); the faces are reversed here so the mesh is wound outward.
-  m.triangles.resize(tris.size() + (p.allow_quads ? 0 : 2 * quads.size()));
+  resize_on_huge_pages(m.triangles, tris.size() + (p.allow_quads ? 0 : 2 * quads.size()));
   each(tris.size(), [&](std::size_t i) {
     m.triangles[i] = {int32_t(tris[i][0]), int32_t(tris[i][2]), int32_t(tris[i][1])};
   });
   if (p.allow_quads) {
-    m.quads.resize(quads.size());
+    resize_on_huge_pages(m.quads, quads.size());
     each(quads.size(), [&](std::size_t i) {
       const auto& q = quads[i];
       m.quads[i] = {int32_t(q[0]), int32_t(q[3]), int32_t(q[2]), int32_t(q[1])};
@@ -121,7 +122,7 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   }
   // Normals: the level set's gradient at each point, which is smoother than
   // averaging facet normals.
-  m.normals.resize(m.points.size());
+  resize_on_huge_pages(m.normals, m.points.size());
   // Central differences of the trilinear field half a voxel either side:
   // the six samples read the 4^3 voxels around the point, fetched once.
   for_each_point(*grid, m.points, [&](std::size_t i, auto& acc, const openvdb::Vec3d& u) {

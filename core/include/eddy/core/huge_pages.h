@@ -12,6 +12,7 @@
 // without THP, get ordinary memory. Freed memory goes back to the system as
 // before (no cache is kept).
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -41,6 +42,36 @@ inline void* huge_pages_alloc(std::size_t bytes) {
 inline void huge_pages_free(void* p, std::size_t bytes) noexcept {
   if (bytes < kHugePageBytes) ::operator delete(p);
   else std::free(p);
+}
+
+// Marks the whole 2 MiB pages inside [p, p + bytes) for transparent huge
+// pages (Linux; elsewhere nothing): for memory of an ordinary container that
+// is allocated but not yet written (after reserve, before resize).
+inline void advise_huge_pages(void* p, std::size_t bytes) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (a + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const std::uintptr_t hi = (a + bytes) / kHugePageBytes * kHugePageBytes;
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// Resizes an empty std::vector to n value-initialised elements on huge
+// pages where the system allows: the storage is reserved, advised, then
+// written.
+template <class V>
+void resize_on_huge_pages(V& v, std::size_t n) {
+  if (v.capacity() < n) {
+    V fresh;
+    fresh.reserve(n);
+    advise_huge_pages(fresh.data(), n * sizeof(typename V::value_type));
+    fresh.assign(v.begin(), v.end());
+    v.swap(fresh);
+  }
+  v.resize(n);
 }
 
 template <class T>
