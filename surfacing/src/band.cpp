@@ -140,26 +140,40 @@ void kernel_average(const Vec3f* P, const Vec3f* V, std::size_t n, const Vec3f* 
   for (std::size_t i = 0; i < m; ++i)
     if (i == 0 || queries[i].first != queries[i - 1].first) first.push_back(i);
   first.push_back(m);
+  // The points and values in the cell list's order, one array per
+  // coordinate, so each cell's range is read as contiguous memory.
+  std::vector<float> ps[6];
+  for (auto& a : ps) resize_on_huge_pages(a, n);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
+    for (std::size_t e = r.begin(); e != r.end(); ++e) {
+      const uint32_t j = cells.point(uint32_t(e));
+      ps[0][e] = P[j].x, ps[1][e] = P[j].y, ps[2][e] = P[j].z;
+      ps[3][e] = V[j].x, ps[4][e] = V[j].y, ps[5][e] = V[j].z;
+    }
+  });
   const float inv_h2 = float(1.0 / (h * h));
   tbb::parallel_for(std::size_t(0), first.size() - 1, [&](std::size_t g) {
     CellList::Range near[27];
     cells.ranges(queries[first[g]].first, near);
+    const float *px = ps[0].data(), *py = ps[1].data(), *pz = ps[2].data();
+    const float *vx = ps[3].data(), *vy = ps[4].data(), *vz = ps[5].data();
     for (std::size_t q = first[g]; q != first[g + 1]; ++q) {
       const uint32_t i = queries[q].second;
       const Vec3f x = at[i];
-      Vec3f sum = vec3(0.0f, 0.0f, 0.0f);
-      float wsum = 0;
+      float sx = 0, sy = 0, sz = 0, wsum = 0;
       for (const CellList::Range& r : near)
         for (uint32_t e = r.begin; e != r.end; ++e) {
-          const uint32_t j = cells.point(e);
-          const float t = 1.0f - length2(P[j] - x) * inv_h2;
+          const float dx = px[e] - x.x, dy = py[e] - x.y, dz = pz[e] - x.z;
+          const float t = 1.0f - (dx * dx + dy * dy + dz * dz) * inv_h2;
           if (t <= 0) continue;
           const float w = t * t * t;
-          sum = sum + V[j] * w;
+          sx += vx[e] * w;
+          sy += vy[e] * w;
+          sz += vz[e] * w;
           wsum += w;
         }
       found[i] = wsum > 0;
-      out[i] = wsum > 0 ? sum / wsum : vec3(0.0f, 0.0f, 0.0f);
+      out[i] = wsum > 0 ? vec3(sx, sy, sz) / wsum : vec3(0.0f, 0.0f, 0.0f);
     }
   });
 }

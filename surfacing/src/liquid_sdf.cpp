@@ -420,14 +420,24 @@ Volume liquid_velocity(const Points& pts, const Volume& surface, double radius, 
   const float band = float(reach);
   const openvdb::math::Transform& xform = sdf->transform();
   const double inv = 1.0 / vdx;
+  // A grid of voxel size dx at the origin (as SmoothLiquidSDF makes): index
+  // to velocity voxel by one multiplication, without the transform's
+  // virtual call; rounded half away from zero, as lround.
+  const bool plain = xform.isLinear() && xform.hasUniformScale() &&
+                     xform.indexToWorld(openvdb::Vec3d(0.0)) == openvdb::Vec3d(0.0) &&
+                     xform.indexToWorld(openvdb::Vec3d(1.0)) == openvdb::Vec3d(sdf->voxelSize()[0]);
+  const double scale = sdf->voxelSize()[0] * inv;
+  auto round_half_away = [](double x) { return long(x + (x >= 0 ? 0.5 : -0.5)); };
   tbb::enumerable_thread_specific<std::vector<uint64_t>> found_keys;
   tbb::parallel_for(std::size_t(0), leaves.size(), [&](std::size_t l) {
     uint64_t mine[FloatTree::LeafNodeType::SIZE];
     std::size_t n = 0;
     for (auto it = leaves[l]->cbeginValueOn(); it; ++it) {
       if (!(std::fabs(*it) <= band)) continue;
-      const openvdb::Vec3d x = xform.indexToWorld(it.getCoord()) * inv;
-      const long c[3] = {std::lround(x.x()), std::lround(x.y()), std::lround(x.z())};
+      const openvdb::Coord g = it.getCoord();
+      const openvdb::Vec3d x = plain ? openvdb::Vec3d(g.x() * scale, g.y() * scale, g.z() * scale)
+                                     : xform.indexToWorld(g) * inv;
+      const long c[3] = {round_half_away(x.x()), round_half_away(x.y()), round_half_away(x.z())};
       for (long k : c)
         if (std::labs(k) >= (1L << 20))  // band::pack keeps 21 bits per axis
           throw Error("the velocity grid's voxel " + std::to_string(vdx) + " m is too small for a surface " +
