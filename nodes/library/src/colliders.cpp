@@ -143,6 +143,29 @@ std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, co
   return values;
 }
 
+std::shared_ptr<const std::vector<float>> MeshShapeCache::sample(CookContext& ctx,
+                                                                 const std::shared_ptr<const Mesh>& mesh, double dx,
+                                                                 Collider& c) {
+  if (!values_ || mesh != mesh_ || dx != dx_) {
+    Collider sampled = c;
+    values_ = sample_mesh_shape(ctx, *mesh, dx, sampled);
+    grid_ = sampled;
+    mesh_ = mesh;
+    dx_ = dx;
+  } else {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%zu faces, the %d x %d x %d samples of an earlier frame kept",
+                  mesh->face_count(), grid_.grid_dims[0], grid_.grid_dims[1], grid_.grid_dims[2]);
+    ctx.info(buf);
+  }
+  c.type = grid_.type;
+  for (int a = 0; a < 3; ++a) c.grid_dims[a] = grid_.grid_dims[a];
+  c.grid_origin = grid_.grid_origin;
+  c.grid_dx = grid_.grid_dx;
+  c.grid = values_->data();
+  return values_;
+}
+
 namespace {
 
 // A closed mesh as a sampled signed distance, placed like the other shapes.
@@ -151,10 +174,13 @@ class MeshColliderNode final : public Node {
   void cook(CookContext& ctx) override {
     Collider c = common(ctx, ShapeType::Grid, "center");
     Colliders out;
-    out.grids.push_back(sample_mesh_shape(ctx, *ctx.input<Mesh>("mesh"), ctx.param_float("voxelSize"), c));
+    out.grids.push_back(samples_.sample(ctx, ctx.input<Mesh>("mesh"), ctx.param_float("voxelSize"), c));
     out.shapes.push_back(c);
     ctx.output("colliders", std::move(out));
   }
+
+ private:
+  MeshShapeCache samples_;
 };
 
 NodeSpec shape(std::string type, std::string doc, bool closed) {
@@ -224,7 +250,9 @@ void register_colliders(Registry& r) {
   {
     NodeSpec s = shape("ColliderMesh",
                        "A closed mesh (from ReadMesh) as a collider: its signed distance sampled on a grid, "
-                       "trilinear in between. The mesh is placed at `center` (its own origin goes there) and rotated.",
+                       "trilinear in between. The mesh is placed at `center` (its own origin goes there) and rotated; an "
+                       "animated placement moves the samples, which are taken again only for a new mesh or voxel "
+                       "size.",
                        true);
     s.input("mesh", "mesh", "A closed mesh.");
     s.param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Where the mesh's origin goes.")

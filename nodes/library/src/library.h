@@ -103,6 +103,21 @@ bool apply_sources(const CookContext& ctx, Points& pts);
 // without faces or not closed.
 std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, const Mesh& mesh, double dx,
                                                             Collider& c);
+// sample_mesh_shape for a node that cooks again every frame because its
+// placement is animated: the samples are in the mesh's own frame, so they
+// are kept while the mesh (the same value) and the voxel size stay, and
+// only a new mesh (a sequence read with $F, say) or a new size samples again.
+class MeshShapeCache {
+ public:
+  std::shared_ptr<const std::vector<float>> sample(CookContext& ctx, const std::shared_ptr<const Mesh>& mesh, double dx,
+                                                   Collider& c);
+
+ private:
+  std::shared_ptr<const Mesh> mesh_;
+  double dx_ = 0;
+  Collider grid_;  // the sampled grid's fields
+  std::shared_ptr<const std::vector<float>> values_;
+};
 // Every collider linked into the `colliders` input (or another of colliders).
 std::vector<Collider> input_colliders(const CookContext& ctx, const std::string& socket = "colliders");
 // Every force field linked into the `forces` input (none when the node has no such input).

@@ -111,7 +111,7 @@ class FluidSourceNode final : public Node {
     Sources out;
     if (s.shape.type == ShapeType::Grid) {
       if (ctx.input_count("mesh") == 0) throw Error(ctx.where() + ": shape 'mesh' needs a closed mesh linked into 'mesh'");
-      out.grids.push_back(sample_mesh_shape(ctx, *ctx.input<Mesh>("mesh"), ctx.param_float("voxel_size"), s.shape));
+      out.grids.push_back(samples_.sample(ctx, ctx.input<Mesh>("mesh"), ctx.param_float("voxel_size"), s.shape));
     }
     s.fill = ctx.param_string("mode") == "fill";
     s.flow_rate = ctx.param_float("flow_rate");
@@ -127,6 +127,9 @@ class FluidSourceNode final : public Node {
     out.particle_radius = float(ctx.param_float("particle_radius"));
     ctx.output("sources", std::move(out));
   }
+
+ private:
+  MeshShapeCache samples_;
 };
 
 class ForceFieldNode final : public Node {

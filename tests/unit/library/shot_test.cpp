@@ -178,6 +178,43 @@ TEST(AnimatedParams, AnAnimatedColliderMovesWithinEachFrameToTheNextFramesPlace)
   }
 }
 
+// A ColliderMesh turned by an expression cooks every frame; its sampled
+// distance is in the mesh's own frame, so it is sampled once and kept (the
+// same samples, the same values as a fresh engine samples), while the
+// placement follows the animation; a new voxel size samples again.
+TEST(AnimatedParams, AnAnimatedMeshColliderKeepsItsSamples) {
+  auto graph = [](const std::string& voxel) {
+    return parse_graph(R"({"format": "eddy-graph", "version": 2, "frame_range": [1, 5], "fps": 24,
+      "nodes": [{"id": "cube", "type": "RigidBody", "params": {"size": [0.2, 0.2, 0.2], "position": [0, 0, 0]}},
+        {"id": "shape", "type": "BodiesToMesh"},
+        {"id": "c", "type": "ColliderMesh", "params": {"rotate": [0, {"expr": "10 * $F"}, 0], "voxelSize": )" +
+                           voxel + R"(}}],
+      "links": [{"from": "cube.bodies", "to": "shape.bodies"}, {"from": "shape.mesh", "to": "c.mesh"}]})",
+                       test::builtin_registry(), "test");
+  };
+  CookEngine e(test::builtin_registry(), graph("0.02"));
+  auto at = [&](CookEngine& engine, int f) { return engine.cook("c", f)->at("colliders").as<Colliders>(); };
+  const auto c1 = at(e, 1), c2 = at(e, 2), c3 = at(e, 3);
+  ASSERT_EQ(c1->grids.size(), 1u);
+  EXPECT_EQ(c2->grids.at(0), c1->grids.at(0));  // the same samples
+  EXPECT_EQ(c3->grids.at(0), c1->grids.at(0));
+  EXPECT_EQ(c3->shapes.at(0).grid, c1->grids.at(0)->data());
+  const ColliderPose p1 = collider_pose(c1->shapes.at(0), 0.0f), p3 = collider_pose(c3->shapes.at(0), 2.0f / 24);
+  EXPECT_LT(std::sqrt(norm2(p3.rotation - rotation_from_euler_degrees(vec3(0.0f, 30.0f, 0.0f)))), 1e-5f);
+  EXPECT_GT(std::sqrt(norm2(p3.rotation - p1.rotation)), 0.1f);  // turned by 20 degrees
+  CookEngine fresh(test::builtin_registry(), graph("0.02"));
+  const auto f3 = at(fresh, 3);
+  EXPECT_EQ(*f3->grids.at(0), *c3->grids.at(0));
+  for (int a = 0; a < 3; ++a) EXPECT_EQ(f3->shapes.at(0).grid_dims[a], c3->shapes.at(0).grid_dims[a]);
+  EXPECT_EQ(f3->shapes.at(0).grid_origin, c3->shapes.at(0).grid_origin);
+  EXPECT_LT(std::sqrt(norm2(collider_pose(f3->shapes.at(0), 2.0f / 24).rotation - p3.rotation)), 1e-6f);
+  // Keyed voxel sizes: each new size samples again.
+  CookEngine keyed(test::builtin_registry(), graph(R"({"keys": [[1, 0.02], [2, 0.01]], "interpolation": "constant"})"));
+  const auto k1 = at(keyed, 1), k2 = at(keyed, 2);
+  EXPECT_NE(k2->grids.at(0), k1->grids.at(0));
+  EXPECT_GT(k2->shapes.at(0).grid_dims[0], k1->shapes.at(0).grid_dims[0]);
+}
+
 }  // namespace
 }  // namespace eddy
 
@@ -240,6 +277,9 @@ TEST(Sources, ASourceAndASinkBalanceAndNothingElseIsLost) {
               {"from": "drain.sinks", "to": "sim.sinks"}]})",
                               test::builtin_registry(), "test");
   CookEngine e(test::builtin_registry(), g);
+  FluidSource tap;  // the tap's rate, for rate_total
+  tap.flow_rate = 0.01;
+  tap.start = 1;
   std::shared_ptr<const Points> before = poured(e, 1);
   std::size_t emitted_late = 0, drained_late = 0;
   int32_t max_id = -1;
@@ -260,8 +300,7 @@ TEST(Sources, ASourceAndASinkBalanceAndNothingElseIsLost) {
     }
     ASSERT_EQ(survivors, kept.size()) << "frame " << f << ": a particle outside the drain was lost";
     ASSERT_EQ(now->size(), kept.size() + emitted) << "frame " << f;
-    EXPECT_EQ(emitted, rate_total(FluidSource{.flow_rate = 0.01, .start = 1}, f - 1, 24.0, 0.01f) -
-                           rate_total(FluidSource{.flow_rate = 0.01, .start = 1}, f - 2, 24.0, 0.01f))
+    EXPECT_EQ(emitted, rate_total(tap, f - 1, 24.0, 0.01f) - rate_total(tap, f - 2, 24.0, 0.01f))
         << "frame " << f;
     for (std::size_t i = 0; i < now->size(); ++i) max_id = std::max(max_id, now->get_int("id")[i]);
     if (f > 25) emitted_late += emitted, drained_late += drained;
