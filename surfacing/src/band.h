@@ -58,6 +58,25 @@ using Values = LargeVector<float>;
 typedef float Row8f __attribute__((vector_size(32)));
 typedef int32_t Row8i __attribute__((vector_size(32)));
 
+// Runs f() in code compiled for AVX2, f inlined into it, when `wide` (take
+// it from CpuExecutor::uses_avx2() once, outside the loop); else as built.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <class F>
+__attribute__((target("avx2"), flatten, noinline)) void run_avx2(const F& f) {
+  f();
+}
+template <class F>
+inline void run_rows(bool wide, const F& f) {
+  if (wide) run_avx2(f);
+  else f();
+}
+#else
+template <class F>
+inline void run_rows(bool, const F& f) {
+  f();
+}
+#endif
+
 struct Bricks {
   std::vector<std::array<int, 3>> coord;  // brick coordinates: voxel origin / 8
   Values phi;                              // kVoxels per brick

@@ -132,12 +132,10 @@ struct SeedFrame {
 // For the row of 8 voxels (x, y, 0..7) of a brick (padded cell p0 for z = 0,
 // index-space position (gx, gy, gz0 + z)): the squared distance to the
 // nearest of the 26 neighbours' seed points and which neighbour holds it
-// (the first in kRing order on a tie). Written so the z loop vectorises:
-// the AVX2 copy below runs 8 voxels per instruction, the same IEEE
-// operations in the same order (no fused multiply-add), so both give the
-// same bits.
-inline void nearest_in_row_body(const SeedFrame& F, int p0, float gx, float gy, float gz0, float best_out[8],
-                                int at_out[8]) {
+// (the first in kRing order on a tie), 8 voxels per instruction in the AVX2
+// copy (run_rows).
+inline void nearest_in_row(const SeedFrame& F, int p0, float gx, float gy, float gz0, float best_out[8],
+                           int at_out[8]) {
   const Row8f gz = gz0 + Row8f{0, 1, 2, 3, 4, 5, 6, 7};
   Row8f best = Row8f{} + kInf;
   Row8i at = Row8i{};
@@ -156,18 +154,6 @@ inline void nearest_in_row_body(const SeedFrame& F, int p0, float gx, float gy, 
   std::memcpy(best_out, &best, sizeof best);
   std::memcpy(at_out, &at, sizeof at);
 }
-
-void nearest_in_row(const SeedFrame& F, int p0, float gx, float gy, float gz0, float best[8], int at[8]) {
-  nearest_in_row_body(F, p0, gx, gy, gz0, best, at);
-}
-
-#if EDDY_CPU_DISPATCH
-__attribute__((target("avx2"), flatten, noinline)) void nearest_in_row_avx2(const SeedFrame& F, int p0, float gx,
-                                                                             float gy, float gz0, float best[8],
-                                                                             int at[8]) {
-  nearest_in_row_body(F, p0, gx, gy, gz0, best, at);
-}
-#endif
 
 }  // namespace
 
@@ -218,11 +204,7 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
     std::fill_n(a->frame.z, kPadCells, kFar);
     return a;
   });
-#if EDDY_CPU_DISPATCH
-  const auto row = CpuExecutor::uses_avx2() ? &nearest_in_row_avx2 : &nearest_in_row;
-#else
-  const auto row = &nearest_in_row;
-#endif
+  const bool wide = CpuExecutor::uses_avx2();
   for (int pass = 0; pass < 100000; ++pass) {
     tbb::parallel_for(std::size_t(0), nb, [&](std::size_t b) {
       uint8_t a = any(changed[b]);
@@ -263,7 +245,7 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
             float best[8];
             int at[8];
             const float gx = float(c[0] * kDim + x), gy = float(c[1] * kDim + y), gz0 = float(c[2] * kDim);
-            row(F, pad(x, y, 0), gx, gy, gz0, best, at);
+            run_rows(wide, [&] { nearest_in_row(F, pad(x, y, 0), gx, gy, gz0, best, at); });
             for (unsigned bits = rowbits; bits; bits &= bits - 1) {
               const int z = __builtin_ctz(bits), v = (x << 6) | (y << 3) | z, p = pad(x, y, z);
               const Vec3f g = vec3(gx, gy, gz0 + float(z));

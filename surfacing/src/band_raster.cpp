@@ -26,9 +26,9 @@ namespace {
 // the least squared distance to the candidates (positions relative to the
 // brick's origin) and the first candidate giving it; rows wholly in
 // `deep_rows` are skipped. Each candidate visits the rows within `reach` of
-// it, the 8 voxels of a row at once.
-inline void splat_body(const Vec3f* cand, std::size_t n, const uint8_t deep_rows[64], float reach, Row8f best[64],
-                       Row8i arg[64]) {
+// it, the 8 voxels of a row at once (in AVX2 through run_rows).
+inline void splat(const Vec3f* cand, std::size_t n, const uint8_t deep_rows[64], float reach, Row8f best[64],
+                  Row8i arg[64]) {
   const Row8f xs = Row8f{0, 1, 2, 3, 4, 5, 6, 7};
   for (int r = 0; r < 64; ++r) {
     best[r] = Row8f{} + 1e30f;
@@ -55,27 +55,10 @@ inline void splat_body(const Vec3f* cand, std::size_t n, const uint8_t deep_rows
   }
 }
 
-void splat_portable(const Vec3f* cand, std::size_t n, const uint8_t deep_rows[64], float reach, Row8f best[64],
-                    Row8i arg[64]) {
-  splat_body(cand, n, deep_rows, reach, best, arg);
-}
-
-#if EDDY_CPU_DISPATCH
-__attribute__((target("avx2"), flatten, noinline)) void splat_avx2(const Vec3f* cand, std::size_t n,
-                                                                    const uint8_t deep_rows[64], float reach,
-                                                                    Row8f best[64], Row8i arg[64]) {
-  splat_body(cand, n, deep_rows, reach, best, arg);
-}
-#endif
-
 }  // namespace
 
 Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
-#if EDDY_CPU_DISPATCH
-  const auto splat = CpuExecutor::uses_avx2() ? &splat_avx2 : &splat_portable;
-#else
-  const auto splat = &splat_portable;
-#endif
+  const bool wide = CpuExecutor::uses_avx2();
   Raster out;
   if (n == 0) return out;
   const float Rv = rp.radius, deep = std::min(rp.deep, rp.radius);
@@ -278,7 +261,7 @@ Raster rasterize(const Vec3f* U, std::size_t n, const RasterParams& rp) {
             }
           }
       } else {
-        splat(cand.data(), cand.size(), deep_rows, reach, rows_best, rows_arg);
+        run_rows(wide, [&] { splat(cand.data(), cand.size(), deep_rows, reach, rows_best, rows_arg); });
         for (int v = 0; v < kVoxels; ++v) {
           const int x = v >> 6, y = (v >> 3) & 7, z = v & 7;
           best[v] = rows_best[z * 8 + y][x];

@@ -127,29 +127,10 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   // the six samples read the 4^3 voxels around the point, fetched once.
   for_each_point(*grid, m.points, [&](std::size_t i, auto& acc, const openvdb::Vec3d& u) {
     const openvdb::Coord c0(int(std::floor(u.x())) - 1, int(std::floor(u.y())) - 1, int(std::floor(u.z())) - 1);
-    // The 4^3 block spans at most two leaves along each axis: those leaves
-    // (or, where none is stored, the tile value covering that 8^3 region),
-    // then read directly.
-    using Leaf = openvdb::FloatTree::LeafNodeType;
-    const Leaf* leaf[2][2][2];
-    float tile[2][2][2];
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j)
-        for (int k = 0; k < 2; ++k) {
-          const openvdb::Coord q = c0.offsetBy(3 * i, 3 * j, 3 * k);
-          leaf[i][j][k] = acc.probeConstLeaf(q);
-          tile[i][j][k] = leaf[i][j][k] ? 0.0f : acc.getValue(q);
-        }
-    const int lx = c0.x() & ~7, ly = c0.y() & ~7, lz = c0.z() & ~7;
     float v[4][4][4];
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b)
-        for (int c = 0; c < 4; ++c) {
-          const openvdb::Coord q = c0.offsetBy(a, b, c);
-          const int i = (q.x() & ~7) != lx, j = (q.y() & ~7) != ly, k = (q.z() & ~7) != lz;
-          const Leaf* l = leaf[i][j][k];
-          v[a][b][c] = l ? l->getValue(Leaf::coordToOffset(q)) : tile[i][j][k];
-        }
+        for (int c = 0; c < 4; ++c) v[a][b][c] = acc.getValue(c0.offsetBy(a, b, c));
     // Trilinear at (x, y, z) relative to c0 (within [0, 3]).
     auto at = [&](double x, double y, double z) {
       const int a = std::min(int(x), 2), b = std::min(int(y), 2), c = std::min(int(z), 2);
