@@ -60,29 +60,12 @@ struct Resolved {
 };
 
 Resolved resolve(const Points& pts, const LiquidSdfParams& p) {
+  validate(p);
   Resolved s{};
   s.r = p.radius > 0 ? p.radius : pts.radius;
   if (!(s.r > 0))
     throw Error("the particles carry no radius; set the radius parameter (or emit them with FluidBox)");
   s.dx = p.dx > 0 ? p.dx : 0.5 * s.r;
-  if (!(p.influence_scale >= 1.0))
-    throw Error("influenceScale must be at least 1 (spheres smaller than the particles), got " +
-                std::to_string(p.influence_scale));
-  if (!(p.surface_scale > 0 && p.surface_scale <= p.influence_scale))
-    throw Error("surfaceScale must be within (0, influenceScale], got " + std::to_string(p.surface_scale));
-  if (!(p.droplet_scale > 0)) throw Error("dropletScale must be positive, got " + std::to_string(p.droplet_scale));
-  if (p.half_width < 2) throw Error("the narrow band needs a half width of at least 2 voxels");
-  if (p.iterations < 0) throw Error("iterations must not be negative");
-  if (p.kernel == LiquidKernel::Anisotropic) {
-    if (p.engine != LiquidSdfEngine::Bands || !(p.smoothing == Smoothing::Gaussian || p.smoothing == Smoothing::None))
-      throw Error("kernel 'anisotropic' needs engine 'bands' with gaussian or no smoothing");
-    if (!(p.aniso_radius >= 1.0 && p.aniso_radius <= 10.0))
-      throw Error("anisoRadius must be within [1, 10] particle radii, got " + std::to_string(p.aniso_radius));
-    if (!(p.aniso_smoothing >= 0.0 && p.aniso_smoothing <= 1.0))
-      throw Error("anisoSmoothing must be within [0, 1], got " + std::to_string(p.aniso_smoothing));
-    if (!(p.aniso_max_ratio >= 1.0)) throw Error("anisoMaxRatio must be at least 1, got " + std::to_string(p.aniso_max_ratio));
-    if (p.aniso_min_neighbours < 0) throw Error("anisoMinNeighbours must not be negative");
-  }
   s.R = p.influence_scale * s.r;
   s.surface = p.surface_scale * s.r;
   s.droplet = p.droplet_scale * s.r;

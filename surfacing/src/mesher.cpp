@@ -78,8 +78,7 @@ void sample_velocity(Mesh& m, const Volume& volume) {
 Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& p) {
   init_openvdb();
   auto grid = level_set_of(volume, "SDFToPrim");
-  if (!(p.adaptivity >= 0 && p.adaptivity <= 1))
-    throw Error("adaptivity must be within 0..1, got " + std::to_string(p.adaptivity));
+  validate(p);
   std::vector<openvdb::Vec3s> pts;
   std::vector<openvdb::Vec3I> tris;
   std::vector<openvdb::Vec4I> quads;

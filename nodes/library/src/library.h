@@ -1,6 +1,8 @@
 #pragma once
 // The built-in node library, registered by the plug-in entry point in plugin.cpp.
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,13 +53,16 @@ NodeSpec solver_spec(std::string type, std::string doc, std::string output_doc);
 // and docs: in the table's order, every field the spec does not have yet, up
 // to and including `through` (empty: to the end). So a node places
 // parameters of its own between parts of the table.
+inline std::optional<double> bound(double b) { return std::isinf(b) ? std::nullopt : std::optional<double>(b); }
 template <class P>
 NodeSpec& table_params(NodeSpec& s, const ParamTable<P>& t, std::string_view through = {}) {
   P d;  // the accessors take a mutable struct
   for (const ParamField<P>& f : t.fields()) {
     if (s.find_param(f.name) == nullptr) {
       switch (f.kind) {
-        case ParamKind::Real: s.param_float(f.name, f.real(d), f.lo, f.hi, f.unit, f.doc); break;
+        case ParamKind::Real:
+          s.param_float(f.name, f.get_real(d), bound(f.lo), bound(f.hi), f.unit, f.doc);
+          break;
         case ParamKind::Integer: s.param_int(f.name, f.integer(d), f.lo, f.hi, f.unit, f.doc); break;
         case ParamKind::Flag: s.param_bool(f.name, f.flag(d), f.doc); break;
         case ParamKind::Vector: {
@@ -77,7 +82,7 @@ template <class P>
 void read_table_params(const CookContext& c, const ParamTable<P>& t, P& p) {
   for (const ParamField<P>& f : t.fields()) {
     switch (f.kind) {
-      case ParamKind::Real: f.real(p) = float(c.param_float(f.name)); break;
+      case ParamKind::Real: f.set_real(p, c.param_float(f.name)); break;
       case ParamKind::Integer: f.integer(p) = int(c.param_int(f.name)); break;
       case ParamKind::Flag: f.flag(p) = c.param_bool(f.name); break;
       case ParamKind::Vector: f.vector(p) = c.param_vec3f(f.name); break;

@@ -55,20 +55,7 @@ class LiquidSdfNode final : public Node {
   void cook(CookContext& ctx) override {
     const auto pts = particles_in(ctx);
     LiquidSdfParams p;
-    p.dx = ctx.param_float("Dx");
-    p.radius = ctx.param_float("radius");
-    p.influence_scale = ctx.param_float("influenceScale");
-    p.surface_scale = ctx.param_float("surfaceScale");
-    p.droplet_scale = ctx.param_float("dropletScale");
-    p.smoothing = enum_param(ctx, "smoothing", kSmoothingNames);
-    p.iterations = int(ctx.param_int("iterations"));
-    p.half_width = int(ctx.param_int("halfWidth"));
-    p.engine = enum_param(ctx, "engine", kLiquidSdfEngineNames);
-    p.kernel = enum_param(ctx, "kernel", kLiquidKernelNames);
-    p.aniso_radius = ctx.param_float("anisoRadius");
-    p.aniso_smoothing = ctx.param_float("anisoSmoothing");
-    p.aniso_max_ratio = ctx.param_float("anisoMaxRatio");
-    p.aniso_min_neighbours = int(ctx.param_int("anisoMinNeighbours"));
+    read_table_params(ctx, liquid_sdf_param_table(), p);
     LiquidSdfStats st;
     Volumes out;
     out.grids.push_back(smooth_liquid_sdf(*pts, p, &st));
@@ -110,9 +97,7 @@ class SdfToPrimNode final : public Node {
       throw Error("input 'sdf' holds no level set" + (have.empty() ? std::string(" (it is empty)") : "; it has " + have));
     }
     MeshingParams p;
-    p.iso = ctx.param_float("isoValue");
-    p.adaptivity = ctx.param_float("adaptivity");
-    p.allow_quads = ctx.param_bool("allowQuads");
+    read_table_params(ctx, meshing_param_table(), p);
     Mesh m = sdf_to_mesh(*chosen, p);
     const std::string vname = ctx.param_string("velocityGrid");
     const Volume* vel = vname.empty() ? nullptr : vols->find(vname);
@@ -145,7 +130,6 @@ void register_surfacing(Registry& r) {
     r.add(std::move(s.make<PointsToVdbNode>()));
   }
   {
-    const LiquidSdfParams d;
     NodeSpec s("SmoothLiquidSDF", "Surfacing",
                "A smooth narrow-band level set of the liquid (grid \"surface\"): spheres of influenceScale x the "
                "particle radius are rasterised, renormalised, smoothed, eroded back to surfaceScale x radius from "
@@ -153,43 +137,8 @@ void register_surfacing(Registry& r) {
                "single particle gives a sphere, a flat layer a flat surface.");
     s.input("vdb", "volumes", "VDB points (from PrimToVDBPointDataGrid), or connect 'particles' instead.", true)
         .input("particles", "points", "Particles, instead of 'vdb'.", true)
-        .output("sdf", "volumes", "The level set \"surface\" (and the velocity grid \"v\").")
-        .param_float("Dx", d.dx, 0.0, {}, "m", "Output voxel size; smaller is finer (0: half the particle radius).")
-        .param_float("radius", d.radius, 0.0, {}, "m", "Particle radius (0: the one the particles carry).")
-        .param_float("influenceScale", d.influence_scale, 1.0, 10.0, "",
-                     "Radius of the rasterised spheres, in particle radii; larger fills gaps and smooths more.")
-        .param_float("surfaceScale", d.surface_scale, 0.1, 10.0, "",
-                     "Distance of the final surface from the outer particles' centres, in particle radii.")
-        .param_float("dropletScale", d.droplet_scale, 0.1, 10.0, "", "Radius of isolated droplets, in particle radii.")
-        .param_enum("smoothing", kSmoothingNames, d.smoothing,
-                    "Filter between rasterising and eroding: Gaussian (the default: on a sphere of particles it "
-                    "brings the area within 1 % of the true sphere), mean curvature flow, Laplacian, or none.")
-        .param_int("iterations", d.iterations, 0, 100, "", "Smoothing iterations.")
-        .param_int("halfWidth", d.half_width, 2, 20, "voxels", "Narrow band half width.")
-        .param_enum("engine", kLiquidSdfEngineNames, d.engine,
-                    "bands (the default; Gaussian or no smoothing, other methods use levelset_filter): Eddy's own "
-                    "narrow bands, closest-point distances and an exact erosion, the smoothing at twice the voxel "
-                    "size where Dx <= r / 2; the smoothing may pull the surface at most 0.55 particle radii inside "
-                    "the unsmoothed one, so box edges, corners and thin films keep their shape, and only isolated "
-                    "particles left outside become droplets (no beaded edges at Dx = r). About 13x faster than "
-                    "levelset_filter at 1M particles. levelset_filter: OpenVDB's level set filters (every "
-                    "smoothing method), the reference chain.")
-        .param_enum("kernel", kLiquidKernelNames, d.kernel,
-                    "isotropic: a sphere per particle. anisotropic (engine bands): ellipsoids shaped by the spread "
-                    "of each particle's neighbours (Yu & Turk 2013), keeping the sphere's volume: a sheet one "
-                    "particle thick comes out a thin, flatter closed sheet (0.85-1.3 r thick against about 2 r "
-                    "with spheres), while a body's surface, where the neighbours lie on one side, stays a radius out "
-                    "as with spheres; particles with few neighbours stay spheres. About 1.1-1.6x the cost.")
-        .param_float("anisoRadius", d.aniso_radius, 1.0, 10.0, "",
-                     "Anisotropic: the neighbourhood whose spread shapes a particle, in particle radii.")
-        .param_float("anisoSmoothing", d.aniso_smoothing, 0.0, 1.0, "",
-                     "Anisotropic: how far each centre moves towards its neighbours' weighted mean, less the "
-                     "offset its neighbours share (Yu & Turk's lambda): particles off the local surface move onto "
-                     "it; a flat face still moves in by about a third of this times a radius.")
-        .param_float("anisoMaxRatio", d.aniso_max_ratio, 1.0, 20.0, "",
-                     "Anisotropic: the largest ratio of a particle's longest to shortest axis (k_r).")
-        .param_int("anisoMinNeighbours", d.aniso_min_neighbours, 0, 1000, "",
-                   "Anisotropic: particles with fewer neighbours within anisoRadius stay spheres (N_eps).")
+        .output("sdf", "volumes", "The level set \"surface\" (and the velocity grid \"v\").");
+    table_params(s, liquid_sdf_param_table())
         .param_string("pointsGrid", "", "Name of the points grid in 'vdb' (empty: the first).")
         .param_bool("velocity", false,
                     "Also output a vec3s grid \"v\" within two of its voxels of the surface, at a voxel of the "
@@ -198,17 +147,14 @@ void register_surfacing(Registry& r) {
     r.add(std::move(s.make<LiquidSdfNode>()));
   }
   {
-    const MeshingParams d;
     NodeSpec s("SDFToPrim", "Surfacing",
                "A level set to a closed mesh, wound outward (counter-clockwise seen from outside, as Houdini and "
                "Blender expect) with point normals from the level set's gradient, and point velocities where "
                "the input carries a velocity grid.");
     s.input("sdf", "volumes", "Volumes holding a level set.")
         .output("mesh", "mesh", "The surface mesh.")
-        .param_string("grid", "", "Name of the level set to mesh (empty: the first level set).")
-        .param_float("isoValue", d.iso, {}, {}, "m", "Distance of the meshed surface (positive: outside).")
-        .param_float("adaptivity", d.adaptivity, 0.0, 1.0, "", "0: uniform faces; up to 1: fewer faces where flat.")
-        .param_bool("allowQuads", d.allow_quads, "Keep quads (otherwise every face is a triangle).")
+        .param_string("grid", "", "Name of the level set to mesh (empty: the first level set).");
+    table_params(s, meshing_param_table())
         .param_string("velocityGrid", "v",
                       "Vec3 grid in 'sdf' sampled onto the points as their velocity v (written to .ply as vx vy "
                       "vz); nothing when 'sdf' has no grid of this name, or when empty.");

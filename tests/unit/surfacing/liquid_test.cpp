@@ -20,6 +20,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/mesh.h"
 #include "eddy/surfacing/surfacing.h"
+#include "param_table_checks.h"
 
 namespace eddy {
 namespace {
@@ -611,6 +612,28 @@ TEST(AnisotropicKernels, NeedTheBandEngineWithGaussianSmoothing) {
   lp.smoothing = Smoothing::Gaussian;
   lp.aniso_smoothing = 1.5;
   EXPECT_THROW(smooth_liquid_sdf(p, lp), Error);
+}
+
+// The nodes take their parameters, defaults and ranges from these tables;
+// validate() (run by smooth_liquid_sdf and sdf_to_mesh) enforces the same ranges.
+TEST(SurfacingParams, RangesAreEnforcedByName) {
+  expect_ranges_enforced(liquid_sdf_param_table(), 10);
+  expect_ranges_enforced(meshing_param_table(), 1);
+}
+
+TEST(SurfacingParams, TheSurfaceLiesWithinTheInfluenceRadius) {
+  LiquidSdfParams p;
+  p.influence_scale = 2.0;
+  p.surface_scale = 2.5;  // inside its own range, but outside the spheres it erodes
+  try {
+    validate(p);
+    FAIL() << "surfaceScale above influenceScale was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'surfaceScale': must not exceed influenceScale"), std::string::npos)
+        << e.what();
+  }
+  p.surface_scale = 2.0;
+  EXPECT_NO_THROW(validate(p));
 }
 
 namespace {

@@ -29,12 +29,14 @@ template <class P>
 struct ParamField {
   std::string name;
   ParamKind kind = ParamKind::Real;
-  double lo = 0, hi = 0;  // Real, Integer: the closed range of valid values
+  double lo = 0, hi = 0;  // Real, Integer: the closed range of valid values (hi may be infinite)
   std::string unit, doc;
   std::vector<std::string> items;  // Choice: the enum's names, in its table's order
-  // The field in a P; only the one of the field's kind is set. A Choice is
-  // read and written by name (set: false when the name is not an item).
-  std::function<float&(P&)> real;
+  // The field in a P; only the ones of the field's kind are set. A Real is
+  // read and written as a double whether the field is a float or a double; a
+  // Choice by name (set: false when the name is not an item).
+  std::function<double(const P&)> get_real;
+  std::function<void(P&, double)> set_real;
   std::function<int&(P&)> integer;
   std::function<bool&(P&)> flag;
   std::function<Vec3f&(P&)> vector;
@@ -55,11 +57,20 @@ class ParamTable {
     Field& f = add(std::move(name), ParamKind::Real, std::move(unit), std::move(doc));
     f.lo = lo;
     f.hi = hi;
-    f.real = std::move(at);
+    f.get_real = [at](const P& p) { return double(at(const_cast<P&>(p))); };
+    f.set_real = [at](P& p, double v) { at(p) = float(v); };
     return *this;
   }
   ParamTable& real(std::string name, float P::*m, double lo, double hi, std::string unit, std::string doc) {
     return real(std::move(name), member(m), lo, hi, std::move(unit), std::move(doc));
+  }
+  ParamTable& real(std::string name, double P::*m, double lo, double hi, std::string unit, std::string doc) {
+    Field& f = add(std::move(name), ParamKind::Real, std::move(unit), std::move(doc));
+    f.lo = lo;
+    f.hi = hi;
+    f.get_real = [m](const P& p) { return p.*m; };
+    f.set_real = [m](P& p, double v) { p.*m = v; };
+    return *this;
   }
   ParamTable& integer(std::string name, int P::*m, int lo, int hi, std::string unit, std::string doc) {
     Field& f = add(std::move(name), ParamKind::Integer, std::move(unit), std::move(doc));
@@ -103,12 +114,15 @@ class ParamTable {
     P& q = const_cast<P&>(p);  // the accessors are written for both reading and writing
     for (const Field& f : fields_) {
       double v = 0;
-      if (f.kind == ParamKind::Real) v = double(f.real(q));
+      if (f.kind == ParamKind::Real) v = f.get_real(p);
       else if (f.kind == ParamKind::Integer) v = double(f.integer(q));
       else continue;
-      if (!(v >= f.lo && v <= f.hi)) {  // NaN fails too
+      if (!(std::isfinite(v) && v >= f.lo && v <= f.hi)) {  // NaN and infinities fail too
         std::ostringstream m;
-        m << "must be in [" << f.lo << ", " << f.hi << "]" << (f.unit.empty() ? "" : " ") << f.unit << ", got " << v;
+        if (std::isinf(f.lo) && std::isinf(f.hi)) m << "must be a finite number";
+        else if (std::isinf(f.hi)) m << "must be at least " << f.lo;
+        else m << "must be in [" << f.lo << ", " << f.hi << "]";
+        m << (f.unit.empty() ? "" : " ") << f.unit << ", got " << v;
         require_param(false, method_.c_str(), f.name, m.str());
       }
     }

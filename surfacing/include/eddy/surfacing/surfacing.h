@@ -12,6 +12,7 @@
 
 #include "eddy/core/enum_names.h"
 #include "eddy/core/mesh.h"
+#include "eddy/core/param_table.h"
 #include "eddy/core/points.h"
 #include "eddy/surfacing/volume.h"
 
@@ -87,6 +88,13 @@ struct LiquidSdfParams {
   double aniso_max_ratio = 2.5;    // longest over shortest axis at most (k_r; see band::anisotropy)
   int aniso_min_neighbours = 8;    // fewer neighbours: a sphere (N_eps)
 };
+// The user-facing fields with their ranges, units and docs (the node's
+// parameters come from it); band_coarsening is internal.
+const ParamTable<LiquidSdfParams>& liquid_sdf_param_table();
+// Throws eddy::Error naming the first field outside its range, or the pair
+// that does not go together (surfaceScale above influenceScale, anisotropic
+// kernels without the bands engine and Gaussian or no smoothing).
+void validate(const LiquidSdfParams& params);
 
 struct LiquidSdfStats {
   double dx = 0, radius = 0;
@@ -144,6 +152,8 @@ struct MeshingParams {
   double adaptivity = 0;  // 0: uniform, 1: fewest faces
   bool allow_quads = false;
 };
+const ParamTable<MeshingParams>& meshing_param_table();
+void validate(const MeshingParams& params);
 // A closed mesh wound outward with point normals. Throws unless `volume` is
 // a float level set.
 Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& params);
