@@ -482,16 +482,8 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
 
 PdFrameStats pd_advance_frame(PdSolver& solver, double time, double frame_dt, int frame,
                               const std::function<void(int, int)>& progress) {
-  PdFrameStats f;
   // A node moving ten metres in one step has blown up.
-  f.steps = advance_equal_steps(solver, time, frame_dt, frame, "position or velocity", 10.0f,
-                                [&](const PdStepStats& s) {
-                                  f.max_contacts = std::max(f.max_contacts, s.contacts);
-                                  f.last_change = std::max(f.last_change, s.last_change);
-                                  f.max_speed = std::max(f.max_speed, s.max_speed);
-                                },
-                                progress);
-  return f;
+  return advance_equal_frame<PdFrameStats>(solver, time, frame_dt, frame, "position or velocity", 10.0f, progress);
 }
 
 }  // namespace eddy

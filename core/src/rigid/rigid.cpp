@@ -177,18 +177,8 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
 
 RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame,
                                     const std::function<void(int, int)>& progress) {
-  RigidFrameStats f;
   // A body moving a kilometre in one step has blown up.
-  f.steps = advance_equal_steps(solver, time, frame_dt, frame, "pose or velocity", 1000.0f,
-                                [&](const RigidStepStats& s) {
-                                  f.max_contacts = std::max(f.max_contacts, s.contacts);
-                                  f.max_iterations = std::max(f.max_iterations, s.iterations);
-                                  f.unconverged += s.converged ? 0 : 1;
-                                  f.penetration = std::max(f.penetration, s.penetration);
-                                  f.max_speed = std::max(f.max_speed, s.max_speed);
-                                },
-                                progress);
-  return f;
+  return advance_equal_frame<RigidFrameStats>(solver, time, frame_dt, frame, "pose or velocity", 1000.0f, progress);
 }
 
 }  // namespace eddy

@@ -123,4 +123,15 @@ int advance_equal_steps(Solver& solver, double time, double frame_dt, int frame,
   });
 }
 
+// The same, gathering each step's stats into a FrameStats (its add(step
+// stats) keeps the frame's extremes; `steps` counts the steps).
+template <class FrameStats, class Solver>
+FrameStats advance_equal_frame(Solver& solver, double time, double frame_dt, int frame, const char* nonfinite_what,
+                               float max_move, const std::function<void(int, int)>& progress) {
+  FrameStats f;
+  f.steps = advance_equal_steps(solver, time, frame_dt, frame, nonfinite_what, max_move,
+                                [&](const auto& s) { f.add(s); }, progress);
+  return f;
+}
+
 }  // namespace eddy

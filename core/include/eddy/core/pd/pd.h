@@ -24,6 +24,7 @@
 // the method or the pins' stiffness changes, and numerically again when a
 // point touches without a contact slot or contact_weight changes; animated
 // gravity, iterations and damping take no refactorisation.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -156,6 +157,11 @@ struct PdFrameStats {
   int max_contacts = 0;
   double last_change = 0;  // m, largest over the frame's steps
   float max_speed = 0.0f;
+  void add(const PdStepStats& s) {
+    max_contacts = std::max(max_contacts, s.contacts);
+    last_change = std::max(last_change, s.last_change);
+    max_speed = std::max(max_speed, s.max_speed);
+  }
 };
 
 // Advances one frame of frame_dt seconds from `time` in equal steps of at

@@ -14,6 +14,8 @@
 #include <functional>
 #include <vector>
 
+#include <algorithm>
+
 #include "eddy/core/param_table.h"
 #include "eddy/core/rigid/bodies.h"
 #include "eddy/core/rigid/contact.h"
@@ -104,6 +106,13 @@ struct RigidFrameStats {
   int unconverged = 0;         // steps where SAP stopped short of its tolerance
   double penetration = 0;      // m, deepest over the frame
   float max_speed = 0.0f;      // m/s
+  void add(const RigidStepStats& s) {
+    max_contacts = std::max(max_contacts, s.contacts);
+    max_iterations = std::max(max_iterations, s.iterations);
+    unconverged += s.converged ? 0 : 1;
+    penetration = std::max(penetration, s.penetration);
+    max_speed = std::max(max_speed, s.max_speed);
+  }
 };
 
 // Advances one frame of frame_dt seconds from simulation time `time` in
