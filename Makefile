@@ -57,6 +57,7 @@ bench: build editor
 	@$(BUILD_DIR)/bin/eddy_bench_pd
 	@$(BUILD_DIR)/bin/eddy_bench_alloc
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
+	@$(BUILD_DIR)/bin/eddy_bench_mesh_sdf examples/assets/lemon.obj
 	@$(BUILD_DIR)/bin/eddy_bench_gpu
 	@if [ -x $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors ]; then $(BUILD_DIR)/bin/eddy_bench_gpu_neighbors; fi
 	@node bench/bench_editor.mjs $(BUILD_DIR)/bin/eddy

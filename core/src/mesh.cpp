@@ -34,6 +34,26 @@ Mesh box_mesh(Vec3f center, Vec3f half) {
   return m;
 }
 
+Mesh sphere_mesh(float radius, int rings, int segs) {
+  Mesh m;
+  m.points.push_back(vec3(0, -radius, 0));
+  for (int i = 1; i < rings; ++i) {
+    const float th = float(M_PI) * i / rings;
+    for (int j = 0; j < segs; ++j) {
+      const float ph = 2 * float(M_PI) * j / segs;
+      m.points.push_back(vec3(radius * std::sin(th) * std::cos(ph), -radius * std::cos(th), radius * std::sin(th) * std::sin(ph)));
+    }
+  }
+  m.points.push_back(vec3(0, radius, 0));
+  auto at = [&](int i, int j) { return 1 + (i - 1) * segs + (j % segs); };
+  const int top = int(m.points.size()) - 1;
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({0, at(1, j), at(1, j + 1)});
+  for (int i = 1; i < rings - 1; ++i)
+    for (int j = 0; j < segs; ++j) m.quads.push_back({at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)});
+  for (int j = 0; j < segs; ++j) m.triangles.push_back({top, at(rings - 1, j + 1), at(rings - 1, j)});
+  return m;
+}
+
 Mesh grid_mesh(Vec3f center, Vec3f u, Vec3f v, int nu, int nv) {
   Mesh m;
   for (int j = 0; j <= nv; ++j)

@@ -12,6 +12,7 @@
 #include "eddy/core/error.h"
 #include "eddy/core/huge_pages.h"
 #include "eddy/core/io.h"
+#include "eddy/core/mesh_sdf.h"
 #include "eddy/surfacing/surfacing.h"
 #include "vdb_internal.h"
 
@@ -181,32 +182,11 @@ Volume mesh_to_level_set(const Mesh& mesh, double dx, int half_width, const std:
   return make_volume(grid);
 }
 
-SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin) {
-  if (!(dx > 0)) throw Error("voxel size must be positive, got " + std::to_string(dx));
-  Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
-  for (const auto& p : mesh.points) {
-    lo = vmin(lo, p);
-    hi = vmax(hi, p);
-  }
-  if (mesh.points.empty()) throw Error("the mesh has no points");
-  lo = lo - vec3(float(margin));
-  hi = hi + vec3(float(margin));
-  SampledSdf out;
-  out.dx = float(dx);
-  const float lo_a[3] = {lo.x, lo.y, lo.z}, hi_a[3] = {hi.x, hi.y, hi.z};
-  double nodes = 1;
-  for (int a = 0; a < 3; ++a) {
-    out.origin[a] = lo_a[a];
-    out.dims[a] = int(std::ceil((hi_a[a] - lo_a[a]) / dx)) + 1;
-    nodes *= out.dims[a];
-  }
-  if (nodes * 4.0 > 0.25 * physical_memory_bytes() || nodes > 2e9)
-    throw Error("a sampled SDF at voxel size " + std::to_string(dx) + " m would need " + format_bytes(nodes * 4.0) +
-                "; use a larger voxel size");
-  // A band wide enough to reach every node of the box, so the whole box is exact.
+SampledSdf mesh_to_sdf_openvdb(const Mesh& mesh, double dx, double margin) {
+  SampledSdf out = sdf_grid_over(mesh, dx, margin);
+  // A band wide enough to reach every node of the box, sampled trilinearly between OpenVDB's own voxels.
   const float band = float(std::max({out.dims[0], out.dims[1], out.dims[2]}));
   auto grid = mesh_grid(mesh, dx, band, band);
-  out.values.resize(std::size_t(nodes));
   tbb::parallel_for(0, out.dims[2], [&](int k) {
     auto acc = grid->getConstAccessor();
     openvdb::tools::GridSampler<openvdb::FloatGrid::ConstAccessor, openvdb::tools::BoxSampler> s(acc, grid->transform());

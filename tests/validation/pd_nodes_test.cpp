@@ -4,7 +4,9 @@
 // kept; a pin box that holds nothing is an error naming the parameter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "eddy/core/mesh.h"
 #include "eddy/core/pd/soft.h"
@@ -151,6 +153,25 @@ TEST(PdNodes, WaterPouredOnAJellyStaysOutOfIt) {
   }
   EXPECT_GT(on_top, 20);
   EXPECT_GT(deepest, -0.5f * water->radius);
+  // Each surface point meets the water at its own velocity: the jelly's mean
+  // motion plus its deformation's, sampled beside the distance (the mean
+  // motion alone misses the wobble of a jelly the water is landing on).
+  const auto soft = e.cook("soft_sim", 24)->at("soft").as<SoftBodies>();
+  const std::vector<Vec3d> sv = soft->surface_velocity();
+  ASSERT_EQ(sv.size(), mesh->points.size());
+  double worst = 0, rigid_worst = 0, fastest = 0;
+  Collider rigid = c;
+  rigid.grid_velocity = nullptr;
+  for (std::size_t k = 0; k < sv.size(); ++k) {
+    const Vec3f want = vec3(float(sv[k].x()), float(sv[k].y()), float(sv[k].z()));
+    worst = std::max(worst, double(length(collider_velocity(c, mesh->points[k], t) - want)));
+    rigid_worst = std::max(rigid_worst, double(length(collider_velocity(rigid, mesh->points[k], t) - want)));
+    fastest = std::max(fastest, double(length(want)));
+  }
+  std::printf("  jelly surface: fastest point %.4f m/s; collider velocity off by %.5f m/s (%.5f with the mean "
+              "motion alone)\n", fastest, worst, rigid_worst);
+  EXPECT_LT(worst, 0.1 * rigid_worst);
+  EXPECT_LT(worst, 0.05 * fastest + 1e-4);
 }
 
 // A ball dropped into a hammock (a cloth attached along two edges to bars):

@@ -86,6 +86,10 @@ uint64_t CookEngine::signature(const std::string& node, int frame) {
     const int fi = spec.input_frame ? spec.input_frame(gn->params, f) : f;
     for (const auto& s : spec.inputs)
       for (const Link* l : graph_.links_into(node, s.name)) h.str(s.name).pod(signature(l->from_node, fi)).str(l->from_socket);
+    if (spec.reads_previous_inputs && fi > graph_.frame_start)
+      for (const auto& s : spec.inputs)
+        for (const Link* l : graph_.links_into(node, s.name))
+          h.str(s.name).str("before").pod(signature(l->from_node, fi - 1)).str(l->from_socket);
     if (spec.stateful && f > graph_.frame_start) h.pod(previous);
     return h.h;
   };
@@ -226,6 +230,18 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
       values.push_back(it->second);
     }
   };
+  if (spec.reads_previous_inputs)
+    ctx.pull_before_ = [this, &gn, input_frame](const std::string& socket, std::size_t index) -> std::optional<Value> {
+      const auto links = graph_.links_into(gn.id, socket);
+      if (input_frame <= graph_.frame_start || index >= links.size()) return std::nullopt;
+      const Link* l = links[index];
+      auto up = cook(l->from_node, input_frame - 1);
+      auto it = up->find(l->from_socket);
+      if (it == up->end())
+        throw NodeError(l->from_node, input_frame - 1,
+                        "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
+      return it->second;
+    };
   if (spec.lazy_inputs) ctx.pull_ = pull;
   else
     for (const auto& s : spec.inputs) pull(s.name);

@@ -94,6 +94,11 @@ const Value& CookContext::input_value(std::string_view socket, std::size_t index
   return it->second[index];
 }
 
+std::optional<Value> CookContext::input_value_before(std::string_view socket, std::size_t index) const {
+  if (!pull_before_) throw Error(where() + " read an input at the previous frame without reads_previous_inputs");
+  return pull_before_(std::string(socket), index);
+}
+
 void CookContext::set_output(std::string_view socket, Value v) {
   const SocketSpec* s = spec_->find_output(socket);
   if (!s) throw Error(where() + " set an undeclared output '" + std::string(socket) + "'");

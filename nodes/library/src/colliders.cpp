@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "eddy/core/mat3.h"
+#include "eddy/core/mesh_velocity.h"
+#include "eddy/core/mesh_sdf.h"
 #include "eddy/graph/node.h"
 #include "eddy/surfacing/surfacing.h"
 #include "library.h"
@@ -106,6 +108,7 @@ class MergeNode final : public Node {
       const auto c = ctx.input<Colliders>("colliders", k);
       out.shapes.insert(out.shapes.end(), c->shapes.begin(), c->shapes.end());
       out.grids.insert(out.grids.end(), c->grids.begin(), c->grids.end());
+      out.velocities.insert(out.velocities.end(), c->velocities.begin(), c->velocities.end());
     }
     ctx.output("colliders", std::move(out));
   }
@@ -127,7 +130,7 @@ std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, co
   }
   if (dx <= 0) dx = max_component(hi - lo) / 64.0;
   // A margin of a few voxels keeps the sampled box's own edge away from the surface.
-  SampledSdf sdf = mesh_to_sdf(mesh, dx, 4.0 * dx);
+  SampledSdf sdf = mesh_to_sdf(mesh, dx, 4.0 * dx, ctx.threads());
   c.type = ShapeType::Grid;
   c.grid_dims[0] = sdf.dims[0];
   c.grid_dims[1] = sdf.dims[1];
@@ -169,12 +172,42 @@ std::shared_ptr<const std::vector<float>> MeshShapeCache::sample(CookContext& ct
 namespace {
 
 // A closed mesh as a sampled signed distance, placed like the other shapes.
+// A deforming mesh (a sequence read with $F, or points carrying v) also has
+// its surface velocity sampled, so liquid in contact moves with the surface.
 class MeshColliderNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
     Collider c = common(ctx, ShapeType::Grid, "center");
+    const auto mesh = ctx.input<Mesh>("mesh");
     Colliders out;
-    out.grids.push_back(samples_.sample(ctx, ctx.input<Mesh>("mesh"), ctx.param_float("voxelSize"), c));
+    out.grids.push_back(samples_.sample(ctx, mesh, ctx.param_float("voxelSize"), c));
+    // The points' velocities: their own v where the mesh carries it, else
+    // from the previous frame's mesh when it has the same points and faces.
+    std::vector<Vec3f> pv = mesh->velocities;
+    std::string from = "the points' v";
+    if (pv.size() != mesh->points.size()) {
+      pv.clear();
+      const auto before = ctx.input_before<Mesh>("mesh");
+      if (before && before != mesh) {
+        pv = sequence_velocities(*mesh, *before, ctx.fps());
+        from = "the previous frame";
+        if (pv.empty())
+          ctx.info("the mesh's points or faces differ from the previous frame's: no surface velocity");
+      }
+    }
+    float fastest = 0;
+    for (const Vec3f& v : pv) fastest = std::max(fastest, length(v));
+    if (fastest > 0) {
+      // Four voxels each side: contact reads the velocity within a particle
+      // radius (about a voxel) of the surface, trilinear over whole cells.
+      auto vel = std::make_shared<const std::vector<Vec3f>>(
+          surface_velocity_on_grid(*mesh, pv, c, 4.0f * c.grid_dx, ctx.threads()));
+      c.grid_velocity = vel->data();
+      out.velocities.push_back(std::move(vel));
+      char buf[120];
+      std::snprintf(buf, sizeof buf, "surface velocity from %s, up to %.3g m/s", from.c_str(), fastest);
+      ctx.info(buf);
+    }
     out.shapes.push_back(c);
     ctx.output("colliders", std::move(out));
   }
@@ -252,9 +285,12 @@ void register_colliders(Registry& r) {
                        "A closed mesh (from ReadMesh) as a collider: its signed distance sampled on a grid, "
                        "trilinear in between. The mesh is placed at `center` (its own origin goes there) and rotated; an "
                        "animated placement moves the samples, which are taken again only for a new mesh or voxel "
-                       "size.",
+                       "size. A deforming mesh (a sequence read with $F, the same points and faces every frame, or "
+                       "points carrying v) moves liquid in contact with its surface's velocity: the points' v, else "
+                       "their motion since the previous frame, at the closest point of the surface.",
                        true);
     s.input("mesh", "mesh", "A closed mesh.");
+    s.reads_previous_inputs = true;  // a sequence's velocity
     s.param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Where the mesh's origin goes.")
         .param_vec3("rotate", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation about the mesh's origin, X then Y then Z.")
         .param_float("voxelSize", 0.0, 0.0, {}, "m",

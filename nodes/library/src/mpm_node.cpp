@@ -11,6 +11,7 @@
 #include "eddy/core/mesh.h"
 #include "eddy/core/mpm/mpm.h"
 #include "eddy/gpu/gpu.h"
+#include "eddy/core/mesh_sdf.h"
 #include "eddy/graph/node.h"
 #include "eddy/surfacing/surfacing.h"
 #include "library.h"
@@ -122,7 +123,7 @@ class FromMeshNode final : public Node {
       throw Error(m.str());
     }
     // The mesh's signed distance, sampled at half the spacing, decides inside.
-    const SampledSdf sdf = mesh_to_sdf(*mesh, r, 2.0 * r);
+    const SampledSdf sdf = mesh_to_sdf(*mesh, r, 2.0 * r, ctx.threads());
     Collider c;
     c.type = ShapeType::Grid;
     c.grid = sdf.values.data();

@@ -1,9 +1,11 @@
 // Soft-body and cloth nodes: Cloth and SoftBody make them from meshes,
 // PDSolver steps them by Projective Dynamics (core/pd), Grid makes the
 // square mesh a cloth starts from.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "eddy/core/mesh_velocity.h"
 #include "eddy/core/pd/pd.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/soft_value.h"
@@ -173,7 +175,8 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
 // Soft bodies' surfaces as a collider of a liquid (one way): each frame the
 // deformed closed surface is sampled as a signed distance about the nodes'
 // centre of mass and moves on with their mean velocity and angular velocity
-// (the liquid's substeps between two frames see it go that way).
+// (the liquid's substeps between two frames see it go that way); the rest of
+// each surface point's velocity, the deformation's, is sampled beside it.
 class ColliderSoftNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
@@ -201,6 +204,22 @@ class ColliderSoftNode final : public Node {
     Collider col;
     Colliders out;
     out.grids.push_back(sample_mesh_shape(ctx, m, ctx.param_float("voxel_size"), col));
+    // What the rigid motion leaves out, the surface's own deformation
+    // (a jelly squashing as it lands), as the grid's surface velocity, so
+    // the liquid meets each point of the surface at that point's velocity.
+    const std::vector<Vec3d> sv = soft->surface_velocity();
+    std::vector<Vec3f> deform(sv.size());
+    float fastest = 0;
+    for (std::size_t k = 0; k < sv.size(); ++k) {
+      deform[k] = to_vec3f(sv[k] - v - w.cross(to_vec3d(m.points[k])));
+      fastest = std::max(fastest, length(deform[k]));
+    }
+    if (fastest > 0) {
+      auto vel = std::make_shared<const std::vector<Vec3f>>(
+          surface_velocity_on_grid(m, deform, col, 4.0f * col.grid_dx, ctx.threads()));
+      col.grid_velocity = vel->data();
+      out.velocities.push_back(std::move(vel));
+    }
     set_motion(col, cf, mat3_identity(), to_vec3f(v),
                to_vec3f(w), ctx.time());
     col.friction = float(ctx.param_float("friction"));

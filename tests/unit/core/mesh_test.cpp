@@ -20,11 +20,10 @@ namespace fs = std::filesystem;
 
 fs::path temp_dir(const char* name) { return test::fresh_temp_dir("eddy_mesh_", name); }
 
-using test::uv_sphere;
 
 TEST(MeshFile, ObjAndPlyRoundTripsGiveTheSameMesh) {
   const fs::path d = temp_dir("mesh");
-  Mesh m = uv_sphere(0.25f, 12, 20);
+  Mesh m = sphere_mesh(0.25f, 12, 20);
   compute_point_normals(m);
   for (const char* name : {"m.obj", "m.ply"}) {
     const std::string file = (d / name).string();

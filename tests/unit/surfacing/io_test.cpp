@@ -12,6 +12,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/mesh.h"
+#include "eddy/core/mesh_sdf.h"
 #include "eddy/surfacing/surfacing.h"
 #include "../../temp_dir.h"
 #include "../core/scenes.h"
@@ -23,7 +24,6 @@ namespace fs = std::filesystem;
 
 fs::path temp_dir(const char* name) { return test::fresh_temp_dir("eddy_surf_", name); }
 
-using test::uv_sphere;
 
 Points random_points(std::size_t n) {
   std::mt19937 rng(7);
@@ -358,7 +358,7 @@ TEST(Mesher, RefusesAGridThatIsNotALevelSet) {
 }
 
 TEST(Mesher, QuadsAndTrianglesDescribeTheSameSurface) {
-  const Mesh ref = uv_sphere(0.3f, 24, 48);
+  const Mesh ref = sphere_mesh(0.3f, 24, 48);
   const Volume ls = mesh_to_level_set(ref, 0.01, 3, "ball");
   MeshingParams q;
   q.allow_quads = true;
@@ -370,8 +370,30 @@ TEST(Mesher, QuadsAndTrianglesDescribeTheSameSurface) {
   EXPECT_NEAR(a.volume / (4.0 / 3.0 * M_PI * 0.027), 1.0, 0.02);
 }
 
+// Eddy's exact sampler (core) beside the OpenVDB path it replaced, on the
+// same nodes: the same signs wherever a node is more than a voxel from the
+// surface, and distances within the half voxel OpenVDB's trilinear sampling
+// of its own voxels can be off by.
+TEST(MeshSdf, TheExactSamplerAgreesWithOpenVdbs) {
+  const Mesh meshes[] = {sphere_mesh(0.2f, 24, 48), box_mesh(vec3(0.01f, 0.02f, 0.0f), vec3(0.15f, 0.05f, 0.1f))};
+  for (const Mesh& m : meshes) {
+    const SampledSdf a = mesh_to_sdf(m, 0.01, 0.04), b = mesh_to_sdf_openvdb(m, 0.01, 0.04);
+    ASSERT_EQ(a.values.size(), b.values.size());
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(a.dims[k], b.dims[k]);
+    float worst = 0;
+    std::size_t flipped = 0;
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+      worst = std::max(worst, std::fabs(a.values[i] - b.values[i]));
+      if (std::fabs(a.values[i]) > a.dx && (a.values[i] < 0) != (b.values[i] < 0)) ++flipped;
+    }
+    std::printf("  %zu faces: largest difference %.3f voxels\n", m.face_count(), worst / a.dx);
+    EXPECT_LT(worst, 0.5f * a.dx);
+    EXPECT_EQ(flipped, 0u);
+  }
+}
+
 TEST(MeshSdf, SampledDistanceOfASphereMeshIsTheSphereDistance) {
-  const Mesh m = uv_sphere(0.2f, 48, 96);
+  const Mesh m = sphere_mesh(0.2f, 48, 96);
   const SampledSdf s = mesh_to_sdf(m, 0.01, 0.05);
   double worst = 0;
   for (int k = 0; k < s.dims[2]; k += 3)

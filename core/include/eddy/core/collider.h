@@ -18,7 +18,9 @@
 //   Capsule    radius size.x around the segment y in [-size.y, size.y]
 //   Grid       a sampled signed distance (from a mesh): grid_dims nodes
 //              spaced grid_dx from grid_origin, trilinear; beyond the
-//              sampled box the distance to the box is added
+//              sampled box the distance to the box is added. A deforming
+//              mesh also has its surface velocity sampled (grid_velocity),
+//              which collider_velocity adds to the rigid motion
 #include <stdint.h>
 
 #include "eddy/core/vec.h"
@@ -44,6 +46,10 @@ struct Collider {
   // Grid only: node values x-fastest (index (k * ny + j) * nx + i), owned by
   // whoever made the collider (the solver copies them to its device).
   const float* grid = nullptr;
+  // Grid only, optional: the surface's own velocity at the nodes (m/s, in
+  // the shape's frame), a deforming mesh's (core/mesh_velocity.h), added to
+  // the placement's motion; null: the shape is rigid.
+  const Vec3f* grid_velocity = nullptr;
   int32_t grid_dims[3] = {0, 0, 0};
   Vec3f grid_origin{0, 0, 0};
   float grid_dx = 1.0f;
@@ -220,32 +226,52 @@ EDDY_HD_INLINE SdfSample sdf_capsule(Vec3f q, float radius, float half_length) {
   return {l - radius, l > 1e-12f ? d / l : vec3(1, 0, 0)};
 }
 
-// Trilinear sample of a Grid collider's distance at local point q (clamped
-// into the sampled box, plus the distance to the box outside it).
-EDDY_HD_INLINE float grid_value(const Collider& c, Vec3f q) {
-  const int nx = c.grid_dims[0], ny = c.grid_dims[1], nz = c.grid_dims[2];
+// Where local point q falls in a Grid collider's nodes: the corner node
+// (i0) and the fractions (f) of its cell, clamped into the sampled box, and
+// the squared distance (in voxels) from q to that box.
+struct GridCell {
+  int i0[3];
+  float f[3];
+  float outside2;
+};
+EDDY_HD_INLINE GridCell grid_cell(const Collider& c, Vec3f q) {
   const Vec3f u = (q - c.grid_origin) / c.grid_dx;
   const float ua[3] = {u.x, u.y, u.z};
-  int i0[3];
-  float f[3], outside2 = 0.0f;
+  GridCell g;
+  g.outside2 = 0.0f;
   for (int a = 0; a < 3; ++a) {
     const float hi = float(c.grid_dims[a] - 1);
     const float cl = fminf(fmaxf(ua[a], 0.0f), hi);
-    outside2 += (ua[a] - cl) * (ua[a] - cl);
+    g.outside2 += (ua[a] - cl) * (ua[a] - cl);
     // floor() rounds toward negative infinity; cl >= 0 here, so int() agrees.
     int i = int(cl);
     if (i > c.grid_dims[a] - 2) i = c.grid_dims[a] - 2;
-    i0[a] = i;
-    f[a] = cl - float(i);
+    g.i0[a] = i;
+    g.f[a] = cl - float(i);
   }
-  auto at = [&](int i, int j, int k) { return c.grid[(size_t(k) * ny + size_t(j)) * nx + size_t(i)]; };
-  const float c00 = at(i0[0], i0[1], i0[2]) * (1 - f[0]) + at(i0[0] + 1, i0[1], i0[2]) * f[0];
-  const float c10 = at(i0[0], i0[1] + 1, i0[2]) * (1 - f[0]) + at(i0[0] + 1, i0[1] + 1, i0[2]) * f[0];
-  const float c01 = at(i0[0], i0[1], i0[2] + 1) * (1 - f[0]) + at(i0[0] + 1, i0[1], i0[2] + 1) * f[0];
-  const float c11 = at(i0[0], i0[1] + 1, i0[2] + 1) * (1 - f[0]) + at(i0[0] + 1, i0[1] + 1, i0[2] + 1) * f[0];
-  const float v = (c00 * (1 - f[1]) + c10 * f[1]) * (1 - f[2]) + (c01 * (1 - f[1]) + c11 * f[1]) * f[2];
-  (void)nz;
-  return v + sqrtf(outside2) * c.grid_dx;
+  return g;
+}
+
+// Trilinear interpolation of node values (a float distance or a Vec3f
+// velocity) over the cell g, nodes x-fastest.
+template <class T>
+EDDY_HD_INLINE T grid_trilinear(const Collider& c, const T* values, const GridCell& g) {
+  const int nx = c.grid_dims[0], ny = c.grid_dims[1];
+  const int* i0 = g.i0;
+  const float* f = g.f;
+  auto at = [&](int i, int j, int k) { return values[(size_t(k) * ny + size_t(j)) * nx + size_t(i)]; };
+  const T c00 = at(i0[0], i0[1], i0[2]) * (1 - f[0]) + at(i0[0] + 1, i0[1], i0[2]) * f[0];
+  const T c10 = at(i0[0], i0[1] + 1, i0[2]) * (1 - f[0]) + at(i0[0] + 1, i0[1] + 1, i0[2]) * f[0];
+  const T c01 = at(i0[0], i0[1], i0[2] + 1) * (1 - f[0]) + at(i0[0] + 1, i0[1], i0[2] + 1) * f[0];
+  const T c11 = at(i0[0], i0[1] + 1, i0[2] + 1) * (1 - f[0]) + at(i0[0] + 1, i0[1] + 1, i0[2] + 1) * f[0];
+  return (c00 * (1 - f[1]) + c10 * f[1]) * (1 - f[2]) + (c01 * (1 - f[1]) + c11 * f[1]) * f[2];
+}
+
+// Trilinear sample of a Grid collider's distance at local point q (clamped
+// into the sampled box, plus the distance to the box outside it).
+EDDY_HD_INLINE float grid_value(const Collider& c, Vec3f q) {
+  const GridCell g = grid_cell(c, q);
+  return grid_trilinear(c, c.grid, g) + sqrtf(g.outside2) * c.grid_dx;
 }
 
 EDDY_HD_INLINE SdfSample sdf_grid(const Collider& c, Vec3f q) {
@@ -281,9 +307,17 @@ EDDY_HD_INLINE ColliderPose collider_pose(const Collider& c, float t) {
   return pose;
 }
 
-// Velocity of the collider's material at world point p, time t: v + w x (p - c(t)).
+// Velocity of the collider's material at world point p, time t:
+// v + w x (p - c(t)), plus a deforming Grid's own surface velocity there
+// (turned into world axes).
 EDDY_HD_INLINE Vec3f collider_velocity(const Collider& c, Vec3f p, float t) {
-  return c.velocity + cross(c.angular_velocity, p - (c.center + c.velocity * t));
+  Vec3f u = c.velocity + cross(c.angular_velocity, p - (c.center + c.velocity * t));
+  if (c.type == ShapeType::Grid && c.grid_velocity) {
+    const ColliderPose pose = collider_pose(c, t);
+    const Vec3f q = mul_transpose(pose.rotation, p - pose.center);
+    u += pose.rotation * detail::grid_trilinear(c, c.grid_velocity, detail::grid_cell(c, q));
+  }
+  return u;
 }
 
 // Whether the collider moves at all.

@@ -34,6 +34,10 @@ struct Mesh {
 // center + (+-half.x, +-half.y, +-half.z), the signs from c's bits x, y, z),
 // six quads wound outward.
 Mesh box_mesh(Vec3f center, Vec3f half);
+// A UV sphere of `radius` about the origin, wound outward: poles on the y
+// axis, `rings` bands of latitude (quads between triangle fans at the
+// poles), `segs` points around each.
+Mesh sphere_mesh(float radius, int rings, int segs);
 // A flat grid of nu x nv quads spanning the edges u and v about `center`:
 // point (i, j) at center + (i / nu - 1/2) u + (j / nv - 1/2) v, index
 // j (nu + 1) + i; quads counter-clockwise seen from u x v.

@@ -107,11 +107,16 @@ class DeviceColliders {
   void upload(const Exec& ex, const std::vector<Collider>& cs) {
     std::vector<Collider> local = cs;
     grids_.resize(cs.size());
+    velocities_.resize(cs.size());
     for (std::size_t k = 0; k < cs.size(); ++k) {
       if (cs[k].type != ShapeType::Grid) continue;
       const std::size_t n = std::size_t(cs[k].grid_dims[0]) * cs[k].grid_dims[1] * cs[k].grid_dims[2];
       ex.upload(grids_[k], cs[k].grid, n);
       local[k].grid = grids_[k].data();
+      if (cs[k].grid_velocity) {
+        ex.upload(velocities_[k], cs[k].grid_velocity, n);
+        local[k].grid_velocity = velocities_[k].data();
+      }
     }
     ex.upload(shapes_, local.data(), local.size());
     n_ = uint32_t(cs.size());
@@ -122,6 +127,7 @@ class DeviceColliders {
  private:
   typename Exec::template Vector<Collider> shapes_;
   std::vector<typename Exec::template Vector<float>> grids_;  // one per collider (empty unless Grid)
+  std::vector<typename Exec::template Vector<Vec3f>> velocities_;  // a deforming Grid's surface velocity
   uint32_t n_ = 0;
 };
 

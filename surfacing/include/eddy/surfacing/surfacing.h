@@ -12,6 +12,7 @@
 
 #include "eddy/core/enum_names.h"
 #include "eddy/core/mesh.h"
+#include "eddy/core/mesh_sdf.h"
 #include "eddy/core/param_table.h"
 #include "eddy/core/points.h"
 #include "eddy/surfacing/volume.h"
@@ -163,18 +164,13 @@ Mesh sdf_to_mesh(const Volume& volume, const MeshingParams& params);
 // zero; zero where none is active); throws unless `velocity` is a vec3s grid.
 void sample_velocity(Mesh& mesh, const Volume& velocity);
 
-// ---- colliders from meshes
+// ---- level sets from meshes (colliders sample meshes through eddy/core/mesh_sdf.h)
 
-struct SampledSdf {
-  int dims[3] = {0, 0, 0};
-  float origin[3] = {0, 0, 0};
-  float dx = 0;
-  std::vector<float> values;  // x fastest; negative inside the mesh
-};
-// The signed distance of a closed mesh sampled on a dense grid of spacing dx
-// covering the mesh plus `margin` (OpenVDB meshToVolume with a band wide
-// enough to reach every node).
-SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin);
+// The signed distance of a closed mesh on the grid core's mesh_to_sdf
+// (eddy/core/mesh_sdf.h) makes, through OpenVDB: meshToVolume with a band
+// wide enough to reach every node, sampled trilinearly at the nodes. The
+// reference that exact sampler is tested and benchmarked against.
+SampledSdf mesh_to_sdf_openvdb(const Mesh& mesh, double dx, double margin);
 // A level set of a closed mesh (for WriteVDB and tests).
 Volume mesh_to_level_set(const Mesh& mesh, double dx, int half_width, const std::string& name);
 

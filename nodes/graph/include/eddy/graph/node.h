@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,22 @@ class CookContext {
     }
   }
 
+  // Nodes whose spec has reads_previous_inputs: the value linked into
+  // `socket` as it is at the frame before this one's input frame (a mesh
+  // sequence's previous frame, for its velocity); null at the start frame or
+  // when nothing is linked there.
+  template <class T>
+  std::shared_ptr<const T> input_before(std::string_view socket, std::size_t index = 0) const {
+    const std::optional<Value> v = input_value_before(socket, index);
+    if (!v) return nullptr;
+    try {
+      return v->as<T>();
+    } catch (const Error& e) {
+      throw Error("input '" + std::string(socket) + "' (previous frame): " + e.what());
+    }
+  }
+  std::optional<Value> input_value_before(std::string_view socket, std::size_t index = 0) const;
+
   void set_output(std::string_view socket, Value v);
   template <class T>
   void output(std::string_view socket, T&& value) {
@@ -111,6 +128,8 @@ class CookContext {
   // Lazy-input nodes: pulls one socket's links on first use.
   std::function<void(const std::string&)> pull_;
   void pull(std::string_view socket) const;
+  // reads_previous_inputs: cooks link `index` of a socket at the frame before.
+  std::function<std::optional<Value>(const std::string&, std::size_t)> pull_before_;
   mutable std::map<std::string, std::vector<Value>, std::less<>> inputs_;
   Outputs* outputs_ = nullptr;
   const Outputs* previous_ = nullptr;

@@ -84,6 +84,10 @@ struct NodeSpec {
   // The frame the node's inputs are cooked at when it cooks `frame`, its
   // parameters given (TimeShift); null: the same frame.
   std::function<int(const ParamSet&, int frame)> input_frame;
+  // The node also reads its inputs at the frame before (CookContext::
+  // input_before: a deforming mesh's velocity from consecutive frames); its
+  // signature then covers both frames' inputs.
+  bool reads_previous_inputs = false;
   std::function<std::unique_ptr<Node>()> factory;
   // An asset's node type: its contents, which the cook engine expands each
   // node of it into (eddy/graph/asset.h); null for other types.

@@ -21,6 +21,8 @@ struct Colliders {
   std::vector<Collider> shapes;
   // Storage of the sampled distance grids that Grid shapes point into.
   std::vector<std::shared_ptr<const std::vector<float>>> grids;
+  // Storage of the surface velocities deforming Grid shapes point into.
+  std::vector<std::shared_ptr<const std::vector<Vec3f>>> velocities;
 };
 
 // Particle sources (the "sources" socket type, FluidSource) and sinks (the
@@ -67,6 +69,7 @@ struct ValueTraits<Colliders> {
   static std::size_t bytes(const Colliders& c) {
     std::size_t b = c.shapes.size() * sizeof(Collider);
     for (const auto& g : c.grids) b += g->size() * sizeof(float);
+    for (const auto& v : c.velocities) b += v->size() * sizeof(Vec3f);
     return b;
   }
 };
