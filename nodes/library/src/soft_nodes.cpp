@@ -297,7 +297,9 @@ void register_soft(Registry& r) {
     NodeSpec s("ColliderSoft", "Colliders",
                "Soft bodies' deformed surfaces (closed: SoftBody, not Cloth) as a collider of a liquid, one way: "
                "sampled every frame as a signed distance, moving on at the bodies' mean velocity and angular "
-               "velocity until the next frame. The liquid does not push the soft bodies back.");
+               "velocity until the next frame; the liquid meets each point of the surface at that point's own "
+               "velocity (the deformation's sampled beside the distance). The liquid does not push the soft "
+               "bodies back.");
     s.input("soft", "soft", "Soft bodies (a PDSolver's output).")
         .output("colliders", "colliders", "The surfaces as one sampled shape.")
         .param_float("voxel_size", 0.0, 0.0, {}, "m",
