@@ -207,7 +207,7 @@ bool same_collider(const Collider& x, const Collider& y) {
   return x.type == y.type && x.inside == y.inside && x.center == y.center && x.rotation.r0 == y.rotation.r0 &&
          x.rotation.r1 == y.rotation.r1 && x.rotation.r2 == y.rotation.r2 && x.size == y.size &&
          x.velocity == y.velocity && x.angular_velocity == y.angular_velocity && x.friction == y.friction &&
-         x.restitution == y.restitution && x.body == y.body && x.grid == y.grid && x.grid_velocity == y.grid_velocity &&
+         x.restitution == y.restitution && x.body == y.body && x.grid == y.grid && x.grid_velocity == y.grid_velocity && x.grid_time == y.grid_time &&
          x.grid_dims[0] == y.grid_dims[0] && x.grid_dims[1] == y.grid_dims[1] && x.grid_dims[2] == y.grid_dims[2] &&
          x.grid_origin == y.grid_origin && x.grid_dx == y.grid_dx;
 }

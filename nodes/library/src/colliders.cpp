@@ -198,11 +198,14 @@ class MeshColliderNode final : public Node {
     float fastest = 0;
     for (const Vec3f& v : pv) fastest = std::max(fastest, length(v));
     if (fastest > 0) {
-      // Four voxels each side: contact reads the velocity within a particle
-      // radius (about a voxel) of the surface, trilinear over whole cells.
-      auto vel = std::make_shared<const std::vector<Vec3f>>(
-          surface_velocity_on_grid(*mesh, pv, c, 4.0f * c.grid_dx, ctx.threads()));
+      // Four voxels each side (contact reads the velocity within a particle
+      // radius, about a voxel, of the surface, trilinear over whole cells),
+      // plus how far the surface moves in a frame, as the steps before this
+      // frame look for it there.
+      const float band = 4.0f * c.grid_dx + fastest / float(ctx.fps());
+      auto vel = std::make_shared<const std::vector<Vec3f>>(surface_velocity_on_grid(*mesh, pv, c, band, ctx.threads()));
       c.grid_velocity = vel->data();
+      c.grid_time = float(ctx.time());
       out.velocities.push_back(std::move(vel));
       char buf[120];
       std::snprintf(buf, sizeof buf, "surface velocity from %s, up to %.3g m/s", from.c_str(), fastest);

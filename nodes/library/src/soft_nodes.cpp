@@ -215,9 +215,10 @@ class ColliderSoftNode final : public Node {
       fastest = std::max(fastest, length(deform[k]));
     }
     if (fastest > 0) {
-      auto vel = std::make_shared<const std::vector<Vec3f>>(
-          surface_velocity_on_grid(m, deform, col, 4.0f * col.grid_dx, ctx.threads()));
+      const float band = 4.0f * col.grid_dx + fastest / float(ctx.fps());  // as ColliderMesh's
+      auto vel = std::make_shared<const std::vector<Vec3f>>(surface_velocity_on_grid(m, deform, col, band, ctx.threads()));
       col.grid_velocity = vel->data();
+      col.grid_time = float(ctx.time());
       out.velocities.push_back(std::move(vel));
     }
     set_motion(col, cf, mat3_identity(), to_vec3f(v),

@@ -20,7 +20,8 @@
 //              spaced grid_dx from grid_origin, trilinear; beyond the
 //              sampled box the distance to the box is added. A deforming
 //              mesh also has its surface velocity sampled (grid_velocity),
-//              which collider_velocity adds to the rigid motion
+//              which collider_velocity adds to the rigid motion and which
+//              moves the surface between the samples' time and t
 #include <stdint.h>
 
 #include "eddy/core/vec.h"
@@ -50,6 +51,11 @@ struct Collider {
   // the shape's frame), a deforming mesh's (core/mesh_velocity.h), added to
   // the placement's motion; null: the shape is rigid.
   const Vec3f* grid_velocity = nullptr;
+  // With grid_velocity: the time (s) the samples show the surface at. At
+  // another time t the surface is where that velocity carries it (the
+  // distance at q read at q + u(q) (grid_time - t)), so a deforming shape
+  // moves through the steps between two frames instead of jumping at each.
+  float grid_time = 0.0f;
   int32_t grid_dims[3] = {0, 0, 0};
   Vec3f grid_origin{0, 0, 0};
   float grid_dx = 1.0f;
@@ -340,7 +346,12 @@ EDDY_HD_INLINE SdfSample collider_sdf(const Collider& c, Vec3f p, float t) {
     }
     case ShapeType::Ellipsoid: s = detail::sdf_ellipsoid(q, c.size); break;
     case ShapeType::Capsule: s = detail::sdf_capsule(q, c.size.x, c.size.y); break;
-    case ShapeType::Grid: s = detail::sdf_grid(c, q); break;
+    case ShapeType::Grid: {
+      Vec3f at = q;
+      if (c.grid_velocity) at += detail::grid_trilinear(c, c.grid_velocity, detail::grid_cell(c, q)) * (c.grid_time - t);
+      s = detail::sdf_grid(c, at);
+      break;
+    }
     default: s = {1e30f, vec3(0, 1, 0)}; break;
   }
   s.normal = pose.rotation * s.normal;
