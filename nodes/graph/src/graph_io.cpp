@@ -269,15 +269,8 @@ void set_param(Graph& g, const Registry& reg, const std::string& node, const std
                 suggestion(param, param_names(*spec)));
   // An animated value ({"expr": ...}, {"keys": ...}, or a vector holding one).
   if (value.find('{') != std::string::npos) {
-    check_json_depth(value, w);
-    if (!is_valid_utf8(value)) throw Error(w + ": the value is not valid UTF-8 text");
-    json j;
-    try {
-      j = json::parse(value);
-    } catch (const json::exception&) {
-      j = nullptr;
-    }
-    if (!j.is_null() && is_animated_json(*p, j)) return assign_param(*n, *p, j, w, start_time(g));
+    const auto j = parse_value_text(value, w);
+    if (j && is_animated_json(*p, *j)) return assign_param(*n, *p, *j, w, start_time(g));
   }
   n->anims.erase(param);
   n->params[param] = parse_param_text(*p, value, w);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,10 @@ std::string unknown_type(const Registry& reg, const std::string& type, const std
 // "node.socket" -> (node, socket)
 std::pair<std::string, std::string> split_endpoint(const json& j, const std::string& where);
 
+// A value as the command line or the editor gives it, read as JSON after
+// the depth and UTF-8 checks (which throw at `where`); none when the text is
+// not JSON (bare text, "x,y,z").
+std::optional<json> parse_value_text(const std::string& text, const std::string& where);
 // A parameter's value from JSON, checked against its spec (type, range,
 // enum items), or an error at `where` saying what was expected.
 ParamValue param_from_json(const ParamSpec& p, const json& j, const std::string& where);

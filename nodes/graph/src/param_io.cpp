@@ -275,23 +275,33 @@ double animated_value(const ParamSpec& p, const Channel& c, const TimeVars& t, c
   return v;
 }
 
-ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where) {
+namespace graph_io {
+
+std::optional<json> parse_value_text(const std::string& text, const std::string& where) {
   check_json_depth(text, where);
   if (!is_valid_utf8(text)) throw Error(where + ": the value is not valid UTF-8 text");
-  json j;
   try {
-    j = json::parse(text);
+    return json::parse(text);
   } catch (const json::exception&) {
-    // Bare text: a string, or "x,y,z" for a vector.
-    if (spec.type == ParamType::Vec3 && std::count(text.begin(), text.end(), ',') == 2) {
-      try {
-        j = json::parse("[" + text + "]");
-      } catch (const json::exception&) {
-        j = text;
-      }
-    } else {
+    return std::nullopt;
+  }
+}
+
+}  // namespace graph_io
+
+ParamValue parse_param_text(const ParamSpec& spec, const std::string& text, const std::string& where) {
+  json j;
+  if (const auto parsed = parse_value_text(text, where)) {
+    j = *parsed;
+  } else if (spec.type == ParamType::Vec3 && std::count(text.begin(), text.end(), ',') == 2) {
+    // Bare text: "x,y,z" for a vector, else a string.
+    try {
+      j = json::parse("[" + text + "]");
+    } catch (const json::exception&) {
       j = text;
     }
+  } else {
+    j = text;
   }
   if ((spec.type == ParamType::String || spec.type == ParamType::Path || spec.type == ParamType::Enum) &&
       !j.is_string())
