@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "eddy/core/mat3.h"
-#include "eddy/core/mesh_velocity.h"
 #include "eddy/core/mesh_sdf.h"
+#include "eddy/core/mesh_velocity.h"
 #include "eddy/graph/node.h"
 #include "eddy/surfacing/surfacing.h"
 #include "library.h"
