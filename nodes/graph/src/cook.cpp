@@ -219,28 +219,24 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
   ctx.previous_ = previous;
   // Inputs first: upstream failures surface as the upstream node's error.
   const int input_frame = spec.input_frame ? spec.input_frame(gn.params, frame) : frame;
-  auto pull = [this, &gn, &ctx, input_frame](const std::string& socket) {
+  // The value a link carries at frame f (its upstream node cooked then).
+  auto link_value = [this](const Link* l, int f) {
+    auto up = cook(l->from_node, f);
+    auto it = up->find(l->from_socket);
+    if (it == up->end())
+      throw NodeError(l->from_node, f, "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
+    return it->second;
+  };
+  auto pull = [this, &gn, &ctx, input_frame, link_value](const std::string& socket) {
     auto& values = ctx.inputs_[socket];
-    for (const Link* l : graph_.links_into(gn.id, socket)) {
-      auto up = cook(l->from_node, input_frame);
-      auto it = up->find(l->from_socket);
-      if (it == up->end())
-        throw NodeError(l->from_node, input_frame,
-                        "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
-      values.push_back(it->second);
-    }
+    for (const Link* l : graph_.links_into(gn.id, socket)) values.push_back(link_value(l, input_frame));
   };
   if (spec.reads_previous_inputs)
-    ctx.pull_before_ = [this, &gn, input_frame](const std::string& socket, std::size_t index) -> std::optional<Value> {
+    ctx.pull_before_ = [this, &gn, input_frame, link_value](const std::string& socket,
+                                                          std::size_t index) -> std::optional<Value> {
       const auto links = graph_.links_into(gn.id, socket);
       if (input_frame <= graph_.frame_start || index >= links.size()) return std::nullopt;
-      const Link* l = links[index];
-      auto up = cook(l->from_node, input_frame - 1);
-      auto it = up->find(l->from_socket);
-      if (it == up->end())
-        throw NodeError(l->from_node, input_frame - 1,
-                        "node '" + l->from_node + "' produced no output '" + l->from_socket + "'");
-      return it->second;
+      return link_value(links[index], input_frame - 1);
     };
   if (spec.lazy_inputs) ctx.pull_ = pull;
   else
