@@ -240,10 +240,9 @@ SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin, int threads) 
   const MeshDistance dist(mesh);
   // Exact within three voxels of the surface (every node beside a crossing
   // of the surface, whose neighbours lie within sqrt(3) voxels); farther
-  // out, each layer of nodes takes the nearest of its known neighbours'
-  // closest triangles and their sign (closest-point propagation), as a
-  // query from deep inside a round shape would find every triangle about
-  // equally near and prune nothing.
+  // out by closest-point propagation (below), as a query from deep inside a
+  // round shape would find every triangle about equally near and prune
+  // nothing.
   const std::size_t n = out.values.size();
   std::vector<int32_t> tri(n, -1);
   const int nx = out.dims[0], ny = out.dims[1], nz = out.dims[2];
