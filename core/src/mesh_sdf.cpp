@@ -334,4 +334,14 @@ SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin, int threads) 
   return out;
 }
 
+Collider grid_collider(const SampledSdf& sdf) {
+  Collider c;
+  c.type = ShapeType::Grid;
+  for (int a = 0; a < 3; ++a) c.grid_dims[a] = sdf.dims[a];
+  c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
+  c.grid_dx = sdf.dx;
+  c.grid = sdf.values.data();
+  return c;
+}
+
 }  // namespace eddy

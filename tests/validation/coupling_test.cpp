@@ -82,13 +82,23 @@ struct Tank {
   double t = 0;
   int frame = 0;
 
+  // The body frame's turn from the box's axes (a mesh body's lie on its principal axes).
+  Quatd body_axes = Quatd::Identity();
+
+  // `as_mesh`: the box as a mesh body (its signed distance sampled at 5 mm).
   Tank(double density, const Vec3d& body_at, std::unique_ptr<Liquid> l = std::make_unique<PbfLiquid>(),
-       double tilt = 0.0)
+       double tilt = 0.0, bool as_mesh = false)
       : liquid(std::move(l)) {
     Bodies b;
     BodyGeometry g;
     g.half = Vec3d(0.12, 0.08, 0.12);
-    b.add("box", g, density, body_at, Quatd(Eigen::AngleAxisd(tilt, Vec3d::UnitZ())));
+    if (as_mesh) {
+      const BodyMeshPlacement m = body_mesh(box_mesh(vec3(0.0f), to_vec3f(g.half)), 0.005);
+      g.shape = BodyShape::Mesh;
+      g.mesh = m.shape;
+      body_axes = m.axes;
+    }
+    b.add("box", g, density, body_at, Quatd(Eigen::AngleAxisd(tilt, Vec3d::UnitZ())) * body_axes);
     coupling = std::make_unique<BodyCoupling>(liquid->solver(), RigidParams{}, b, std::vector<Collider>{walls});
     coupling->place(0.0);
     liquid->load(test::block(25, 10, 25, kR));
@@ -162,7 +172,7 @@ Rest settle(Tank& s) {
     lo = std::min(lo, y), hi = std::max(hi, y), sum += y, ++n;
     // The angle of the box's up axis from the vertical (upside down is the
     // same box).
-    r.tilt = std::max(r.tilt, std::acos(std::min(1.0, std::abs((b.q[0] * Vec3d::UnitY()).y()))));
+    r.tilt = std::max(r.tilt, std::acos(std::min(1.0, std::abs((b.q[0] * s.body_axes.conjugate() * Vec3d::UnitY()).y()))));
   }
   r.mean = sum / n;
   r.spread = hi - lo;
@@ -175,8 +185,8 @@ Rest settle(Tank& s) {
 // the third. The draft is within `tolerance` of half the height, and the
 // liquid stands off the box's bottom as far as off the tank's floor: the
 // box is a wall like the others to it.
-void floats_half_immersed(std::unique_ptr<Liquid> liquid, double tolerance) {
-  Tank s(500.0, Vec3d(0.25, 0.2 + 0.08, 0.25), std::move(liquid), 0.15);
+void floats_half_immersed(std::unique_ptr<Liquid> liquid, double tolerance, bool as_mesh = false) {
+  Tank s(500.0, Vec3d(0.25, 0.2 + 0.08, 0.25), std::move(liquid), 0.15, as_mesh);
   const Rest r = settle(s);
   const double draft = s.draft(r.mean);
   const Standoff st = standoff(s, r.mean);
@@ -193,6 +203,11 @@ void floats_half_immersed(std::unique_ptr<Liquid> liquid, double tolerance) {
 // assumes: 0.0775 m measured, standoffs 10.0 and 10.1 mm.
 TEST(Coupling, BoxOfHalfTheWatersDensityFloatsHalfImmersed) {
   floats_half_immersed(std::make_unique<PbfLiquid>(), 0.05);
+}
+// The same box as a mesh body: the liquid meets its sampled signed distance
+// (a Grid collider in the body's frame) and pushes it back as it does the box.
+TEST(Coupling, AMeshBoxOfHalfTheWatersDensityFloatsHalfImmersed) {
+  floats_half_immersed(std::make_unique<PbfLiquid>(), 0.05, true);
 }
 // DFSPH's boundary particles (Akinci et al. 2012) let the loaded liquid
 // nearer: the bottom layer stands 7.1 mm off the floor and 7.0 mm off the

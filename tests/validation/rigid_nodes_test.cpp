@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "eddy/core/mesh.h"
 #include "eddy/core/rigid/bodies.h"
 #include "eddy/graph/bodies_value.h"
 #include "../temp_dir.h"
@@ -83,6 +84,80 @@ TEST(RigidNodes, ABodyWithoutSizeIsNamedInTheError) {
     FAIL();
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find("node 'flat' (RigidBody), frame 1: body 'flat': its size must be positive"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
+// A lemon (examples/assets/lemon.obj, 14 cm long, 9 cm across) as a mesh
+// body, dropped end first and turning: it falls over and comes to rest on
+// its side, its centre of mass half its width up; BodiesToMesh gives its
+// surface as modelled, touching the floor, and WriteBodies names its shape.
+TEST(RigidNodes, AMeshLemonDroppedEndFirstComesToRestOnItsSide) {
+  const auto dir = test::fresh_test_dir("eddy_rigid_mesh_");
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 48], "fps": 24,
+    "nodes": [
+      {"id": "floor", "type": "ColliderPlane", "params": {"friction": 0.6}},
+      {"id": "obj", "type": "ReadMesh", "params": {"path": ")" EDDY_SOURCE_DIR R"(/examples/assets/lemon.obj"}},
+      {"id": "lemon", "type": "RigidBody", "params": {"shape": "mesh", "density": 950, "position": [0, 0.2, 0],
+        "rotation": [0, 0, 80], "angular_velocity": [0, 0, 1]}},
+      {"id": "sim", "type": "RigidBodySolver"},
+      {"id": "shapes", "type": "BodiesToMesh"},
+      {"id": "write", "type": "WriteBodies", "params": {"path": ")" +
+                                  dir.string() + R"(/bodies.$F4.json"}}
+    ],
+    "links": [
+      {"from": "obj.mesh", "to": "lemon.mesh"},
+      {"from": "lemon.bodies", "to": "sim.bodies"},
+      {"from": "floor.colliders", "to": "sim.colliders"},
+      {"from": "sim.bodies", "to": "shapes.bodies"},
+      {"from": "sim.bodies", "to": "write.bodies"}
+    ]})",
+                              builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  Reports reports;
+  e.set_observer(&reports);
+  const auto bodies = e.cook("sim", 48)->at("bodies").as<Bodies>();  // 2 s
+  ASSERT_EQ(bodies->size(), 1u);
+  ASSERT_EQ(bodies->geometry[0].shape, BodyShape::Mesh);
+  const auto mesh = e.cook("shapes", 48)->at("mesh").as<Mesh>();
+  EXPECT_EQ(mesh->face_count(), 3072u);
+  float lowest = 1e30f;
+  for (const Vec3f& p : mesh->points) lowest = std::min(lowest, p.y);
+  // Its long axis (the model's x) lies level.
+  const auto model = read_mesh(EDDY_SOURCE_DIR "/examples/assets/lemon.obj");
+  std::size_t tip = 0;
+  for (std::size_t k = 0; k < model.points.size(); ++k)
+    if (model.points[k].x > model.points[tip].x) tip = k;
+  const Vec3f axis = mesh->points[tip] - to_vec3f(bodies->x[0]);
+  std::printf("lemon at rest: centre %.4f m up, lowest point %.3g mm off the floor, tip %.4f m above the centre, "
+              "%.3g m/s\n", bodies->x[0].y(), 1e3 * lowest, axis.y, bodies->v[0].norm());
+  EXPECT_NEAR(bodies->x[0].y(), 0.045, 2e-3);
+  EXPECT_NEAR(lowest, 0.0f, 1e-3f);
+  EXPECT_LT(std::abs(axis.y), 0.01f);
+  EXPECT_LT(bodies->v[0].norm(), 0.01);
+  e.cook("write", 48);
+  std::ifstream f(dir / "bodies.0048.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["bodies"][0]["shape"], "mesh");
+  std::string report;
+  for (const auto& l : reports.lines)
+    if (l.rfind("lemon frame 1: ", 0) == 0) report = l;
+  std::printf("%s\n", report.c_str());
+  EXPECT_NE(report.find("surface samples"), std::string::npos);
+}
+
+TEST(RigidNodes, AMeshBodyWithoutItsMeshIsNamedInTheError) {
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 1], "fps": 24,
+    "nodes": [{"id": "rock", "type": "RigidBody", "params": {"shape": "mesh"}}], "links": []})",
+                              builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  try {
+    e.cook("rock", 1);
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("node 'rock' (RigidBody), frame 1: shape is mesh, so input 'mesh' must be "
+                                           "linked to a closed mesh"),
               std::string::npos)
         << err.what();
   }

@@ -28,13 +28,30 @@ BodyGeometry box(double hx, double hy, double hz) {
   return g;
 }
 
+// The same box as a mesh body (voxel 5 mm), and the turn that sets its body
+// frame (on its principal axes, in whatever order they come) back on the
+// box's axes.
+struct MeshBox {
+  BodyGeometry g;
+  Quatd turn;
+};
+MeshBox mesh_box(double hx, double hy, double hz) {
+  const BodyMeshPlacement m = body_mesh(box_mesh(vec3(0.0f), vec3(float(hx), float(hy), float(hz))), 0.005);
+  MeshBox b;
+  b.g.shape = BodyShape::Mesh;
+  b.g.mesh = m.shape;
+  b.turn = m.axes;
+  return b;
+}
+
 // Gravity of magnitude g tilted by theta about z: the floor becomes an
 // incline rising towards -x.
 Vec3f tilted_gravity(double theta) { return vec3(float(kG * std::sin(theta)), float(-kG * std::cos(theta)), 0.0f); }
 
 struct Incline {
   RigidSolver solver;
-  Incline(double theta, double mu, const BodyGeometry& g, double y, float tau = 0.0f)
+  Incline(double theta, double mu, const BodyGeometry& g, double y, float tau = 0.0f,
+          const Quatd& turn = Quatd::Identity())
       : solver([&] {
           RigidParams p;
           p.gravity = tilted_gravity(theta);
@@ -42,7 +59,7 @@ struct Incline {
           return p;
         }()) {
     Bodies b;
-    b.add("body", g, 500.0, Vec3d(0, y, 0), Quatd::Identity(), Vec3d::Zero(), Vec3d::Zero(), mu);
+    b.add("body", g, 500.0, Vec3d(0, y, 0), turn, Vec3d::Zero(), Vec3d::Zero(), mu);
     solver.load(b);
     solver.set_colliders({floor_plane(float(mu))});
   }
@@ -222,6 +239,156 @@ TEST(RigidValidation, ATumblingBoxDroppedOnTheFloorGainsNoEnergy) {
   std::printf("dropped die: energy at most %.3g J above its start (of %.3g J); %.3g J at rest\n", worst, e0, energy());
   EXPECT_LT(worst, 1e-6 * e0);
   EXPECT_LT(s.bodies().v[0].norm(), 0.01);
+}
+
+// Mesh bodies: the same facts through sampled signed distances and surface
+// samples, against the primitive box they are made of.
+
+TEST(RigidMeshValidation, AMeshBoxSlidesAtGTimesSinMinusMuCos) {
+  const double theta = std::atan(0.8), mu = 0.5, h = 1e-3;
+  const MeshBox m = mesh_box(0.1, 0.1, 0.1);
+  Incline s(theta, mu, m.g, 0.1, 0.0f, m.turn);
+  double v_half = 0;
+  s.run(1.0, h, [&](double t) {
+    if (std::abs(t - 0.5) < 0.5 * h) v_half = s.b().v[0].x();
+  });
+  const double a = (s.b().v[0].x() - v_half) / 0.5;
+  const double expected = kG * (std::sin(theta) - mu * std::cos(theta));
+  std::printf("mesh box sliding: a = %.5g m/s^2, g (sin - mu cos) = %.5g (%.3f %%), %zu surface samples\n", a,
+              expected, 100 * (a - expected) / expected, m.g.mesh->samples.size());
+  EXPECT_NEAR(a, expected, 0.02 * expected);
+}
+
+// Dropped tumbling, a box as a mesh body comes to rest on a face as the
+// primitive box does, at the height of that face's half extent, gaining no
+// energy on the way.
+TEST(RigidMeshValidation, ATumblingMeshBoxComesToRestOnAFaceGainingNoEnergy) {
+  const Vec3d half(0.1, 0.05, 0.08);
+  const MeshBox m = mesh_box(half.x(), half.y(), half.z());
+  RigidParams p;
+  RigidSolver s(p);
+  Bodies b;
+  const Quatd start(Eigen::AngleAxisd(0.7, Vec3d(1, 2, 3).normalized()));
+  b.add("die", m.g, 800.0, Vec3d(0, 0.5, 0), start * m.turn, Vec3d(0.5, 0, 0), Vec3d(3, -2, 5), 0.4);
+  s.load(b);
+  s.set_colliders({floor_plane(0.4f)});
+  auto energy = [&] {
+    const Bodies& c = s.bodies();
+    return c.kinetic_energy(0) + c.mass[0] * kG * c.x[0].y();
+  };
+  const double e0 = energy();
+  double worst = 0, penetration = 0;
+  for (int k = 0; k < 2000; ++k) {
+    const RigidStepStats st = s.step(1e-3f, float(k * 1e-3));
+    penetration = std::max(penetration, st.penetration);
+    worst = std::max(worst, energy() - e0);
+  }
+  const Bodies& c = s.bodies();
+  // The face it rests on: the box axis nearest the vertical.
+  const Vec3d up = (c.q[0] * m.turn.conjugate()).conjugate() * Vec3d::UnitY();
+  int axis = 0;
+  up.cwiseAbs().maxCoeff(&axis);
+  std::printf("dropped mesh die: energy at most %.3g J above its start (of %.3g J); at rest on the face normal to "
+              "axis %d, centre %.5f m up (half extent %.3f), deepest penetration %.3g mm\n",
+              worst, e0, axis, c.x[0].y(), half[axis], 1e3 * penetration);
+  EXPECT_LT(worst, 1e-6 * e0);
+  EXPECT_LT(c.v[0].norm(), 0.01);
+  EXPECT_GT(std::abs(up[axis]), std::cos(0.02));  // flat on the face
+  EXPECT_NEAR(c.x[0].y(), half[axis], 1e-3);
+  EXPECT_LT(penetration, 1e-3);
+}
+
+// Mesh on mesh: three mesh crates stacked on the floor stand for 3 s, and a
+// ball laid on the top one rests on its face.
+TEST(RigidMeshValidation, MeshCratesStackAndHoldABall) {
+  const double half = 0.1, r = 0.05;
+  const MeshBox m = mesh_box(half, half, half);
+  RigidParams p;
+  RigidSolver s(p);
+  Bodies b;
+  for (int k = 0; k < 3; ++k) b.add("crate" + std::to_string(k), m.g, 500.0, Vec3d(0, half + 2 * half * k, 0), m.turn);
+  BodyGeometry ball;
+  ball.shape = BodyShape::Sphere;
+  ball.radius = r;
+  b.add("ball", ball, 500.0, Vec3d(0.03, 6 * half + r, 0.02));
+  s.load(b);
+  s.set_colliders({floor_plane(0.5f)});
+  const Vec3d top0 = b.x[2];
+  double penetration = 0;
+  int unconverged = 0;
+  const double h = p.time_step;
+  for (int k = 0; k < int(3.0 / h); ++k) {
+    const RigidStepStats st = s.step(float(h), float(k * h));
+    penetration = std::max(penetration, st.penetration);
+    unconverged += st.converged ? 0 : 1;
+  }
+  const double drift = (s.bodies().x[2] - top0).norm();
+  std::printf("mesh stack of 3 over 3 s: top crate moved %.3g mm, the ball's centre %.5f m up (%.5f expected); "
+              "deepest penetration %.3g mm\n",
+              1e3 * drift, s.bodies().x[3].y(), 6 * half + r, 1e3 * penetration);
+  EXPECT_LT(drift, 1e-3);
+  EXPECT_NEAR(s.bodies().x[3].y(), 6 * half + r, 1e-3);
+  EXPECT_LT(s.bodies().v[3].norm(), 0.01);
+  EXPECT_LT(penetration, 1e-3);
+  EXPECT_EQ(unconverged, 0);
+}
+
+// An egg (an ellipsoid mesh, semi-axes 0.12, 0.08, 0.05 m, turned off its
+// axes) dropped on the floor rolls over onto its flattest side: the only
+// stable rest, with the centre of mass at the shortest semi-axis above the
+// floor (the mesh's own lowest point there: 0.04995 m for its facets).
+TEST(RigidMeshValidation, AnEggSettlesOnItsFlattestSide) {
+  Mesh egg = sphere_mesh(1.0f, 24, 48);
+  for (Vec3f& p : egg.points) p = vec3(0.12f * p.x, 0.08f * p.y, 0.05f * p.z);
+  const BodyMeshPlacement m = body_mesh(egg, 0.004);
+  BodyGeometry g;
+  g.shape = BodyShape::Mesh;
+  g.mesh = m.shape;
+  RigidParams p;
+  p.dissipation_time = 0.05f;
+  RigidSolver s(p);
+  Bodies b;
+  // Standing on its long axis, tipped 0.3 rad: it must fall over and roll twice.
+  const Quatd start = Quatd(Eigen::AngleAxisd(1.2, Vec3d::UnitZ())) * Quatd(Eigen::AngleAxisd(0.3, Vec3d::UnitX()));
+  b.add("egg", g, 1000.0, Vec3d(0, 0.2, 0), start * m.axes, Vec3d::Zero(), Vec3d::Zero(), 0.8);
+  s.load(b);
+  s.set_colliders({floor_plane(0.8f)});
+  double penetration = 0;
+  const double h = p.time_step;
+  for (int k = 0; k < int(4.0 / h); ++k) penetration = std::max(penetration, s.step(float(h), float(k * h)).penetration);
+  const Bodies& c = s.bodies();
+  // The egg's own z axis (its shortest) in world axes.
+  const Vec3d short_axis = c.q[0] * m.axes.conjugate() * Vec3d::UnitZ();
+  double lowest = 1e9;
+  int on_floor = 0;
+  for (const Vec3f& q : m.shape->mesh.points) lowest = std::min(lowest, (c.x[0] + c.q[0] * to_vec3d(q)).y());
+  for (const Vec3f& q : m.shape->mesh.points) on_floor += (c.x[0] + c.q[0] * to_vec3d(q)).y() < lowest + 2e-4;
+  // A faceted egg rests on a facet, not on the vertex at the tip of its
+  // short axis: tilted by as much as a facet there is turned from that axis.
+  double facet = 0;
+  for (const auto& t : egg.triangles) {
+    const Vec3d a = to_vec3d(egg.points[std::size_t(t[0])]), b = to_vec3d(egg.points[std::size_t(t[1])]),
+                e = to_vec3d(egg.points[std::size_t(t[2])]);
+    if (std::max({a.z(), b.z(), e.z()}) < 0.0499) continue;
+    facet = std::max(facet, std::acos(std::abs((b - a).cross(e - a).normalized().z())));
+  }
+  for (const auto& q : egg.quads) {
+    const Vec3d a = to_vec3d(egg.points[std::size_t(q[0])]), b = to_vec3d(egg.points[std::size_t(q[1])]),
+                e = to_vec3d(egg.points[std::size_t(q[2])]), f = to_vec3d(egg.points[std::size_t(q[3])]);
+    if (std::max({a.z(), b.z(), e.z(), f.z()}) < 0.0499) continue;
+    facet = std::max(facet, std::acos(std::abs((e - a).cross(f - b).normalized().z())));
+  }
+  const double tilt = std::acos(std::min(1.0, std::abs(short_axis.y())));
+  std::printf("egg at rest: centre %.5f m up (shortest semi-axis 0.05), short axis %.4f rad from vertical (the "
+              "facets at its tip: up to %.4f), %d points on the floor, the lowest %.3g mm from it, speed %.3g m/s, "
+              "deepest penetration %.3g mm\n",
+              c.x[0].y(), tilt, facet, on_floor, 1e3 * lowest, c.v[0].norm(), 1e3 * penetration);
+  EXPECT_NEAR(c.x[0].y(), 0.05, 1e-3);
+  EXPECT_LT(tilt, facet + 0.005);
+  EXPECT_GE(on_floor, 3);  // on a facet
+  EXPECT_NEAR(lowest, 0.0, 1e-3);
+  EXPECT_LT(c.v[0].norm() + 0.05 * c.w[0].norm(), 0.01);
+  EXPECT_LT(penetration, 2e-3);
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 // torque-free rotation step.
 #include "eddy/core/rigid/bodies.h"
 
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numbers>
+#include <unordered_set>
 
 #include "eddy/core/error.h"
 
@@ -48,6 +50,10 @@ MassProperties mass_properties(const BodyGeometry& g, double density) {
       m.inertia = diagonal(across, axial, across);
       break;
     }
+    case BodyShape::Mesh:
+      if (!g.mesh) throw Error("a mesh body without its mesh");
+      m = mesh_mass_properties(g.mesh->mesh, density);
+      break;
   }
   return m;
 }
@@ -86,13 +92,72 @@ MassProperties mesh_mass_properties(const Mesh& mesh, double density) {
   return m;
 }
 
+void BodyMesh::finish(double sample_spacing) {
+  grid = grid_collider(sdf);
+  spacing = sample_spacing;
+  lo = Vec3d::Constant(1e300);
+  hi = Vec3d::Constant(-1e300);
+  reach = 0;
+  for (const Vec3f& p : mesh.points) {
+    const Vec3d d = to_vec3d(p);
+    lo = lo.cwiseMin(d);
+    hi = hi.cwiseMax(d);
+    reach = std::max(reach, d.norm());
+  }
+  // The corners first, then points along each edge at most `spacing` apart;
+  // one kept per cell of `spacing` (the first that falls in it, so a corner
+  // wins over an edge point beside it).
+  samples.clear();
+  std::unordered_set<uint64_t> taken;
+  const Eigen::Array3d cells = ((hi - lo) / spacing).array().floor() + 1.0;
+  auto keep = [&](const Vec3d& p) {
+    const Eigen::Array3d c = ((p - lo) / spacing).array().floor().min(cells - 1.0);
+    const uint64_t key = uint64_t((c.z() * cells.y() + c.y()) * cells.x() + c.x());
+    if (taken.insert(key).second) samples.push_back(p);
+  };
+  for (const Vec3f& p : mesh.points) keep(to_vec3d(p));
+  auto edge = [&](int32_t a, int32_t b) {
+    if (a > b) return;  // each edge of a closed mesh is met twice, once each way
+    const Vec3d pa = to_vec3d(mesh.points[std::size_t(a)]), pb = to_vec3d(mesh.points[std::size_t(b)]);
+    const int n = int(std::ceil((pb - pa).norm() / spacing));
+    for (int k = 1; k < n; ++k) keep(pa + (pb - pa) * (double(k) / n));
+  };
+  for (const auto& t : mesh.triangles)
+    for (int k = 0; k < 3; ++k) edge(t[std::size_t(k)], t[std::size_t((k + 1) % 3)]);
+  for (const auto& q : mesh.quads)
+    for (int k = 0; k < 4; ++k) edge(q[std::size_t(k)], q[std::size_t((k + 1) % 4)]);
+}
+
+BodyMeshPlacement body_mesh(const Mesh& mesh, double voxel_size, int threads) {
+  if (!(voxel_size > 0) || !std::isfinite(voxel_size)) throw Error("a mesh body's voxel size must be positive");
+  const MeshStats st = measure_mesh(mesh);
+  if (st.boundary_edges > 0)
+    throw Error("the mesh is not closed (" + std::to_string(st.boundary_edges) +
+                " edges belong to one face only), so it has no inside");
+  const MassProperties m = mesh_mass_properties(mesh, 1.0);
+  // Principal axes: the eigenvectors of the inertia tensor, a right-handed frame.
+  Eigen::SelfAdjointEigenSolver<Mat3d> eig(m.inertia);
+  Mat3d axes = eig.eigenvectors();
+  if (axes.determinant() < 0) axes.col(2) = -axes.col(2);
+  auto shape = std::make_shared<BodyMesh>();
+  shape->mesh = mesh;
+  shape->mesh.normals.clear();
+  shape->mesh.velocities.clear();
+  for (Vec3f& p : shape->mesh.points) p = to_vec3f(axes.transpose() * (to_vec3d(p) - m.com));
+  // A margin of four voxels holds the contact margin and the liquids' reach.
+  shape->sdf = mesh_to_sdf(shape->mesh, voxel_size, 4.0 * voxel_size, threads);
+  shape->finish(2.0 * voxel_size);
+  return {shape, m.com, Quatd(axes)};
+}
+
 std::size_t Bodies::add(const std::string& body_name, const BodyGeometry& g, double density, const Vec3d& position,
                         const Quatd& rotation, const Vec3d& velocity, const Vec3d& angular_velocity,
                         double body_friction) {
   const std::string where = "body '" + body_name + "'";
-  const bool sized = g.shape == BodyShape::Box ? (g.half.array() > 0).all()
-                                               : g.radius > 0 && (g.shape != BodyShape::Capsule || g.half_height >= 0);
-  if (!sized) throw Error(where + ": its size must be positive");
+  const bool sized = g.shape == BodyShape::Box    ? (g.half.array() > 0).all()
+                     : g.shape == BodyShape::Mesh ? g.mesh != nullptr
+                                                  : g.radius > 0 && (g.shape != BodyShape::Capsule || g.half_height >= 0);
+  if (!sized) throw Error(where + (g.shape == BodyShape::Mesh ? ": a mesh shape needs its mesh" : ": its size must be positive"));
   if (!(density > 0) || !std::isfinite(density)) throw Error(where + ": density must be positive");
   if (!(body_friction >= 0)) throw Error(where + ": friction must be 0 or more");
   const MassProperties m = mass_properties(g, density);
@@ -166,11 +231,13 @@ Mesh bodies_to_mesh(const Bodies& b, int segments) {
     const std::function<Vec3f(const Vec3d&)> place = [&](const Vec3d& p) {
       return to_vec3f(x + q * p);
     };
-    if (g.shape == BodyShape::Box) {
+    if (g.shape == BodyShape::Box || g.shape == BodyShape::Mesh) {
       const int base = int(m.points.size());
-      const Mesh box = box_mesh(vec3(0.0f), to_vec3f(g.half));
-      for (const Vec3f& p : box.points) m.points.push_back(place(to_vec3d(p)));
-      for (const auto& k : box.quads) m.quads.push_back({base + k[0], base + k[1], base + k[2], base + k[3]});
+      const Mesh box = g.shape == BodyShape::Box ? box_mesh(vec3(0.0f), to_vec3f(g.half)) : Mesh{};
+      const Mesh& shape = g.shape == BodyShape::Box ? box : g.mesh->mesh;
+      for (const Vec3f& p : shape.points) m.points.push_back(place(to_vec3d(p)));
+      for (const auto& k : shape.triangles) m.triangles.push_back({base + k[0], base + k[1], base + k[2]});
+      for (const auto& k : shape.quads) m.quads.push_back({base + k[0], base + k[1], base + k[2], base + k[3]});
       continue;
     }
     // Sphere and capsule: two caps of `rings` rings each around the axis segment.

@@ -10,7 +10,8 @@ namespace eddy {
 
 namespace {
 
-bool rounded(const BodyGeometry& g) { return g.shape != BodyShape::Box; }
+// Spheres and capsules: a core inflated by a radius.
+bool rounded(const BodyGeometry& g) { return g.shape == BodyShape::Sphere || g.shape == BodyShape::Capsule; }
 
 // Whether a feature with normal cone `cone` (body axes) supports its body
 // against a push along n (body axes): -n within the cone, up to about 15
@@ -34,8 +35,11 @@ bool supports(const Vec3d& cone, const Vec3d& n_body) {
 // pushes against: the top corner of a box under an equal box lies on that
 // box's side planes (distance 0) as it presses 0.1 mm into its bottom face.
 // With `feature`, the nearest face whose normal the feature's cone supports,
-// within a quarter of the smallest half extent, is taken.
-double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n, const FeatureCone* feature = nullptr) {
+// within a quarter of the smallest half extent, is taken. A mesh computes its
+// normal (six more reads of its grid) only at a distance below
+// `normal_below`, and leaves *n as it is otherwise.
+double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n, const FeatureCone* feature = nullptr,
+                      double normal_below = 1e300) {
   switch (g.shape) {
     case BodyShape::Box: {
       const Vec3d d = q.cwiseAbs() - g.half;
@@ -72,6 +76,14 @@ double shape_distance(const BodyGeometry& g, const Vec3d& q, Vec3d* n, const Fea
       const double l = d.norm();
       *n = l > 1e-300 ? Vec3d(d / l) : Vec3d::UnitX();
       return l - g.radius;
+    }
+    case BodyShape::Mesh: {
+      // The sampled distance, read as a Grid collider at rest in the body frame.
+      const Collider& grid = g.mesh->grid;
+      const double d = detail::grid_value(grid, to_vec3f(q));
+      if (d >= normal_below) return d;
+      *n = to_vec3d(detail::sdf_grid(grid, to_vec3f(q)).normal);
+      return d;
     }
   }
   return 1e300;
@@ -111,6 +123,10 @@ void core_samples(const BodyGeometry& g, std::vector<Sample>& out) {
     case BodyShape::Sphere: out.push_back({Vec3d::Zero(), Vec3d::Zero()}); break;
     case BodyShape::Capsule:
       for (int k = 0; k < 5; ++k) out.push_back({Vec3d(0.0, g.half_height * (-1.0 + 0.5 * k), 0.0), Vec3d::Zero()});
+      break;
+    case BodyShape::Mesh:
+      // Surface points face every way: a mesh's features carry no cone.
+      for (const Vec3d& p : g.mesh->samples) out.push_back({p, Vec3d::Zero()});
       break;
   }
 }
@@ -161,7 +177,8 @@ void sample_against(const Bodies& B, int s, int o, const WorldSamples& ws, doubl
     // A face of o can push the sampled feature only along a normal its cone supports.
     const FeatureCone feature{ws.cone[k], B.q[std::size_t(s)].conjugate() * B.q[std::size_t(o)]};
     Vec3d n;
-    const double d = body_distance(B, std::size_t(o), ps, &n, feature.cone.isZero() ? nullptr : &feature);
+    const double d =
+        body_distance(B, std::size_t(o), ps, &n, feature.cone.isZero() ? nullptr : &feature, margin + rs);
     const double phi = d - rs;
     if (phi >= margin || !supports(ws.cone[k], B.q[std::size_t(s)].conjugate() * n)) continue;
     BodyContact c;
@@ -204,7 +221,7 @@ WorldSamples box_samples_against(const Bodies& B, int s, int o, double margin) {
       const Vec3d a = x + q * (sg.cwiseProduct(g.half) - e), b = x + q * (sg.cwiseProduct(g.half) + e);
       // Searched in o's frame, where its distance needs no rotation.
       const Vec3d la = to_o * (a - xo), lb = to_o * (b - xo);
-      auto f = [&](double t) { return shape_distance(go, la + t * (lb - la), &n); };
+      auto f = [&](double t) { return shape_distance(go, la + t * (lb - la), &n, nullptr, -1e300); };
       // The distance changes no faster than the point moves: an edge whose
       // ends stand further off than half its length plus the margin cannot
       // come within the margin anywhere.
@@ -234,20 +251,33 @@ WorldSamples box_samples_against(const Bodies& B, int s, int o, double margin) {
 BoundsD body_bounds(const Bodies& B, std::size_t i, double margin) {
   const BodyGeometry& g = B.geometry[i];
   const Mat3d R = B.q[i].toRotationMatrix();
-  Vec3d ext = Vec3d::Zero();
+  Vec3d ext = Vec3d::Zero(), centre = B.x[i];
   switch (g.shape) {
     case BodyShape::Box: ext = R.cwiseAbs() * g.half; break;
     case BodyShape::Sphere: ext = Vec3d::Constant(g.radius); break;
     case BodyShape::Capsule: ext = R.col(1).cwiseAbs() * g.half_height + Vec3d::Constant(g.radius); break;
+    case BodyShape::Mesh:
+      // The mesh's box in the body frame, turned: its centre need not be the centre of mass.
+      ext = R.cwiseAbs() * (0.5 * (g.mesh->hi - g.mesh->lo));
+      centre += R * (0.5 * (g.mesh->hi + g.mesh->lo));
+      break;
   }
   ext.array() += margin;
-  return {B.x[i] - ext, B.x[i] + ext};
+  return {centre - ext, centre + ext};
 }
 
-double body_surface_speed(const Bodies& B, std::size_t i) {
-  const BoundsD b = body_bounds(B, i, 0.0);
-  return B.v[i].norm() + B.w[i].norm() * 0.5 * (b.hi - b.lo).norm();
+double body_reach(const Bodies& B, std::size_t i) {
+  const BodyGeometry& g = B.geometry[i];
+  switch (g.shape) {
+    case BodyShape::Box: return g.half.norm();
+    case BodyShape::Sphere: return g.radius;
+    case BodyShape::Capsule: return g.half_height + g.radius;
+    case BodyShape::Mesh: return g.mesh->reach;
+  }
+  return 0;
 }
+
+double body_surface_speed(const Bodies& B, std::size_t i) { return B.v[i].norm() + B.w[i].norm() * body_reach(B, i); }
 
 std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& bounds) {
   std::vector<std::pair<int, int>> pairs;
@@ -282,10 +312,11 @@ std::vector<std::pair<int, int>> overlapping_pairs(const std::vector<BoundsD>& b
   return pairs;
 }
 
-double body_distance(const Bodies& B, std::size_t i, const Vec3d& p, Vec3d* normal, const FeatureCone* feature) {
+double body_distance(const Bodies& B, std::size_t i, const Vec3d& p, Vec3d* normal, const FeatureCone* feature,
+                     double normal_below) {
   const Quatd& q = B.q[i];
-  Vec3d n;
-  const double d = shape_distance(B.geometry[i], q.conjugate() * (p - B.x[i]), &n, feature);
+  Vec3d n = Vec3d::UnitY();
+  const double d = shape_distance(B.geometry[i], q.conjugate() * (p - B.x[i]), &n, feature, normal_below);
   *normal = q * n;
   return d;
 }
@@ -312,8 +343,15 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
     if (rounded(gi)) sample_against(B, i, j, samples[std::size_t(i)], margin, out);
     else if (rounded(gj)) sample_against(B, j, i, samples[std::size_t(j)], margin, out);
     if (!rounded(gi) && !rounded(gj)) {
-      sample_against(B, i, j, box_samples_against(B, i, j, margin), margin, out);
-      sample_against(B, j, i, box_samples_against(B, j, i, margin), margin, out);
+      // Boxes and meshes sample each other both ways: a box with its corners
+      // and its edges' deepest points, a mesh with its surface samples.
+      auto both = [&](int s, int o) {
+        if (B.geometry[std::size_t(s)].shape == BodyShape::Box)
+          sample_against(B, s, o, box_samples_against(B, s, o, margin), margin, out);
+        else sample_against(B, s, o, samples[std::size_t(s)], margin, out);
+      };
+      both(i, j);
+      both(j, i);
     }
     if (gi.shape == BodyShape::Capsule && gj.shape == BodyShape::Capsule) {
       // The axes' closest points, which the sampled points may straddle.
@@ -333,7 +371,7 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
   // Bodies against colliders.
   for (std::size_t i = 0; i < n; ++i) {
     const double rs = core_radius(B.geometry[i]);
-    const double reach = 0.5 * (bounds[i].hi - bounds[i].lo).norm() + margin;
+    const double reach = body_reach(B, i) + margin;
     for (std::size_t c = 0; c < colliders.size(); ++c) {
       const Collider& col = colliders[c];
       const Vec3f xc = to_vec3f(B.x[i]);

@@ -27,6 +27,7 @@ Collider body_collider(const Bodies& B, std::size_t i, double time) {
       c.type = ShapeType::Capsule;
       c.size = vec3(float(g.radius), float(g.half_height), 0.0f);
       break;
+    case BodyShape::Mesh: c = g.mesh->grid; break;  // its samples, owned by the shape
   }
   const Mat3d R = B.q[i].toRotationMatrix();
   const Mat3f Rf = {{float(R(0, 0)), float(R(0, 1)), float(R(0, 2))},

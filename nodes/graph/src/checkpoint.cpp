@@ -1,6 +1,7 @@
 // Checkpoints of stateful nodes (checkpoint.h): the format and its types.
 #include "eddy/graph/checkpoint.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -90,7 +91,8 @@ struct Reader {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(Mesh) == 5 * 24, "Mesh changed: save the new field in its checkpoint");
 static_assert(sizeof(Bodies) == 9 * 24, "Bodies changed: save the new field in its checkpoint");
-static_assert(sizeof(BodyGeometry) == 8 + 5 * 8, "BodyGeometry changed: save the new field in its checkpoint");
+static_assert(sizeof(BodyGeometry) == 8 + 5 * 8 + 16, "BodyGeometry changed: save the new field in its checkpoint");
+static_assert(sizeof(SampledSdf) == 12 + 12 + 4 + 4 + 24, "SampledSdf changed: save the new field in its checkpoint");
 static_assert(sizeof(SoftBodies) == 16 * 24 + sizeof(Mesh), "SoftBodies changed: save the new field in its checkpoint");
 static_assert(sizeof(SoftObject) == 32 + sizeof(SoftMaterial) + 8 + 32, "SoftObject changed: save it in its checkpoint");
 static_assert(sizeof(SoftMaterial) == 8 * 8, "SoftMaterial changed: save the new field in its checkpoint");
@@ -159,13 +161,27 @@ Mesh load_mesh(Reader& r) {
   return m;
 }
 
+// A mesh body's shape is saved where it first appears and named by its
+// index after that: the bodies made from one mesh share it.
 void save(Writer& w, const Bodies& b) {
   w.pod(uint64_t(b.size()));
+  std::vector<const BodyMesh*> meshes;
   for (std::size_t i = 0; i < b.size(); ++i) {
     w.str(b.name[i]);
     const BodyGeometry& g = b.geometry[i];
     w.pod(int32_t(g.shape));
     w.pod(std::array<double, 5>{g.half.x(), g.half.y(), g.half.z(), g.radius, g.half_height});
+    if (g.shape != BodyShape::Mesh) continue;
+    const auto seen = std::find(meshes.begin(), meshes.end(), g.mesh.get());
+    w.pod(uint32_t(seen - meshes.begin()));
+    if (seen != meshes.end()) continue;
+    meshes.push_back(g.mesh.get());
+    save(w, g.mesh->mesh);
+    const SampledSdf& sdf = g.mesh->sdf;
+    w.pod(std::array<int32_t, 3>{sdf.dims[0], sdf.dims[1], sdf.dims[2]});
+    w.pod(std::array<float, 4>{sdf.origin[0], sdf.origin[1], sdf.origin[2], sdf.dx});
+    w.array(sdf.values);
+    w.pod(g.mesh->spacing);
   }
   w.array(b.mass);
   w.vec3d(b.inertia);
@@ -177,19 +193,45 @@ void save(Writer& w, const Bodies& b) {
   w.vec3d(b.w);
 }
 
+std::shared_ptr<const BodyMesh> load_body_mesh(Reader& r, std::vector<std::shared_ptr<const BodyMesh>>& meshes) {
+  const auto k = r.pod<uint32_t>();
+  if (k < meshes.size()) return meshes[k];
+  if (k > meshes.size()) r.damaged("a body naming mesh " + std::to_string(k) + " before it was saved");
+  auto m = std::make_shared<BodyMesh>();
+  m->mesh = load_mesh(r);
+  SampledSdf& sdf = m->sdf;
+  const auto dims = r.pod<std::array<int32_t, 3>>();
+  const auto at = r.pod<std::array<float, 4>>();
+  sdf.values = r.array<float>();
+  for (int a = 0; a < 3; ++a) {
+    sdf.dims[a] = dims[std::size_t(a)];
+    sdf.origin[a] = at[std::size_t(a)];
+  }
+  sdf.dx = at[3];
+  const auto spacing = r.pod<double>();
+  if (m->mesh.points.empty() || dims[0] < 2 || dims[1] < 2 || dims[2] < 2 || !(sdf.dx > 0) || !(spacing > 0) ||
+      sdf.values.size() != std::size_t(dims[0]) * std::size_t(dims[1]) * std::size_t(dims[2]))
+    r.damaged("a mesh body's samples that do not fit its grid");
+  m->finish(spacing);
+  meshes.push_back(m);
+  return m;
+}
+
 Bodies load_bodies(Reader& r) {
   Bodies b;
+  std::vector<std::shared_ptr<const BodyMesh>> meshes;
   const uint64_t n = r.count(8 + 4 + 40);
   for (uint64_t i = 0; i < n; ++i) {
     b.name.push_back(r.str());
     BodyGeometry g;
     const auto shape = r.pod<int32_t>();
-    if (shape < 0 || shape > int32_t(BodyShape::Capsule)) r.damaged("a body of unknown shape");
+    if (shape < 0 || shape > int32_t(BodyShape::Mesh)) r.damaged("a body of unknown shape");
     g.shape = BodyShape(shape);
     const auto d = r.pod<std::array<double, 5>>();
     g.half = Vec3d(d[0], d[1], d[2]);
     g.radius = d[3];
     g.half_height = d[4];
+    if (g.shape == BodyShape::Mesh) g.mesh = load_body_mesh(r, meshes);
     b.geometry.push_back(g);
   }
   b.mass = r.array<double>();

@@ -131,12 +131,11 @@ std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, co
   if (dx <= 0) dx = max_component(hi - lo) / 64.0;
   // A margin of a few voxels keeps the sampled box's own edge away from the surface.
   SampledSdf sdf = mesh_to_sdf(mesh, dx, 4.0 * dx, ctx.threads());
-  c.type = ShapeType::Grid;
-  c.grid_dims[0] = sdf.dims[0];
-  c.grid_dims[1] = sdf.dims[1];
-  c.grid_dims[2] = sdf.dims[2];
-  c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
-  c.grid_dx = sdf.dx;
+  const Collider g = grid_collider(sdf);
+  c.type = g.type;
+  for (int a = 0; a < 3; ++a) c.grid_dims[a] = g.grid_dims[a];
+  c.grid_origin = g.grid_origin;
+  c.grid_dx = g.grid_dx;
   auto values = std::make_shared<const std::vector<float>>(std::move(sdf.values));
   c.grid = values->data();
   char buf[160];

@@ -124,12 +124,7 @@ class FromMeshNode final : public Node {
     }
     // The mesh's signed distance, sampled at half the spacing, decides inside.
     const SampledSdf sdf = mesh_to_sdf(*mesh, r, 2.0 * r, ctx.threads());
-    Collider c;
-    c.type = ShapeType::Grid;
-    c.grid = sdf.values.data();
-    for (int a = 0; a < 3; ++a) c.grid_dims[a] = sdf.dims[a];
-    c.grid_origin = vec3(sdf.origin[0], sdf.origin[1], sdf.origin[2]);
-    c.grid_dx = sdf.dx;
+    const Collider c = grid_collider(sdf);
     Points pts;
     pts.radius = float(r);
     std::vector<Vec3f> inside;

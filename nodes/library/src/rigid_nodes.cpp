@@ -105,7 +105,14 @@ class RigidBodyNode final : public Node {
     const double density = ctx.param_float("density"), friction = ctx.param_float("friction");
     const Vec3d position = to_vec3d(ctx.param_vec3f("position")), velocity = to_vec3d(ctx.param_vec3f("velocity"));
     const Vec3d spin = to_vec3d(ctx.param_vec3f("angular_velocity"));
-    const Quatd rotation = euler_xyz_degrees(ctx.param_vec3f("rotation"));
+    Quatd rotation = euler_xyz_degrees(ctx.param_vec3f("rotation"));
+    if (g.shape == BodyShape::Mesh) {
+      // The body frame sits on the mesh's principal axes: the mesh as
+      // modelled, turned by `rotation`, has its body turned by rotation * axes.
+      const BodyMeshPlacement& m = mesh_shape(ctx);
+      g.mesh = m.shape;
+      rotation = rotation * m.axes;
+    }
     Bodies b;
     if (ctx.input_count("points") == 0) {
       b.add(name, g, density, position, rotation, velocity, spin, friction);
@@ -134,9 +141,45 @@ class RigidBodyNode final : public Node {
       std::snprintf(buf, sizeof buf, "%zu %s: %.4g kg, inertia %.4g %.4g %.4g kg m^2 each", b.size(),
                     b.size() == 1 ? "body" : "bodies", b.mass[0], b.inertia[0].x(), b.inertia[0].y(),
                     b.inertia[0].z());
-    ctx.info(buf);
+    std::string info = buf;
+    if (g.mesh) {
+      std::snprintf(buf, sizeof buf, "; mesh sampled on %d x %d x %d nodes at %.4g m, %zu surface samples",
+                    g.mesh->sdf.dims[0], g.mesh->sdf.dims[1], g.mesh->sdf.dims[2], g.mesh->sdf.dx,
+                    g.mesh->samples.size());
+      info += buf;
+    }
+    ctx.info(info);
     ctx.output("bodies", std::move(b));
   }
+
+ private:
+  // The mesh's shape, kept while the mesh value and the voxel size stay (a
+  // body whose parameters are animated cooks every frame).
+  const BodyMeshPlacement& mesh_shape(const CookContext& ctx) {
+    if (ctx.input_count("mesh") == 0)
+      throw Error(ctx.where() + ": shape is mesh, so input 'mesh' must be linked to a closed mesh");
+    const auto mesh = ctx.input<Mesh>("mesh");
+    if (mesh->face_count() == 0) throw Error(ctx.where() + ": input 'mesh' has no faces");
+    double dx = ctx.param_float("voxel_size");
+    if (dx <= 0) {
+      Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
+      for (const Vec3f& p : mesh->points) lo = vmin(lo, p), hi = vmax(hi, p);
+      dx = max_component(hi - lo) / 40.0;
+    }
+    if (mesh != mesh_ || dx != dx_ || !placement_.shape) {
+      try {
+        placement_ = body_mesh(*mesh, dx, ctx.threads());
+      } catch (const Error& e) {
+        throw Error(ctx.where() + ": input 'mesh': " + e.what());
+      }
+      mesh_ = mesh;
+      dx_ = dx;
+    }
+    return placement_;
+  }
+  std::shared_ptr<const Mesh> mesh_;
+  double dx_ = 0;
+  BodyMeshPlacement placement_;
 };
 
 class RigidSolverNode final : public SolverNode<RigidSolver, Bodies> {
@@ -203,21 +246,29 @@ class BodiesToMeshNode final : public Node {
 void register_rigid(Registry& r) {
   {
     NodeSpec s("RigidBody", "Bodies",
-               "One rigid body of uniform density: a box, sphere or capsule, its mass and inertia computed from the "
-               "shape, placed and set moving; or, with `points` connected, one such body on each point (a pile "
+               "One rigid body of uniform density: a box, sphere, capsule or closed mesh, its mass and inertia computed "
+               "from the shape, placed and set moving; or, with `points` connected, one such body on each point (a pile "
                "from a FluidBox lattice, say). Link any number into RigidBodySolver.");
     s.input("points", "points",
             "Optional: one body per point, at P (instead of `position`), moving at the points' v when they carry it.",
             true)
+        .input("mesh", "mesh", "Shape mesh: a closed mesh wound outward (ReadMesh, say), as modelled.", true)
         .output("bodies", "bodies", "The body (or one per point).")
         .param_string("name", "", "The body's name in WriteBodies' files (empty: the node id).")
-        .param_enum("shape", kBodyShapeNames, BodyShape::Box, "The shape.")
+        .param_enum("shape", kBodyShapeNames, BodyShape::Box,
+                    "The shape; mesh: the closed mesh linked into `mesh`, its mass and inertia by the divergence "
+                    "theorem, meeting other shapes through its signed distance sampled at `voxel_size`.")
         .param_vec3("size", {0.2, 0.2, 0.2}, 0.0, {}, "m", "Box: edge lengths along its local x, y, z.")
         .param_float("radius", 0.1, 0.0, {}, "m", "Sphere and capsule: radius.")
         .param_float("height", 0.2, 0.0, {}, "m", "Capsule: length of its axis (local y) between the caps' centres.")
         .param_float("density", 500.0, 1e-3, 1e6, "kg/m^3", "Density (water: 1000; a body of 500 floats half out).")
-        .param_vec3("position", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of mass at the start frame.")
-        .param_vec3("rotation", {0.0, 0.0, 0.0}, {}, {}, "deg", "Rotation, X then Y then Z.")
+        .param_float("voxel_size", 0.0, 0.0, {}, "m",
+                     "Mesh: spacing of its sampled signed distance (0: a 40th of its largest extent); its surface "
+                     "samples that meet other shapes stand two voxels apart.")
+        .param_vec3("position", {0.0, 0.5, 0.0}, {}, {}, "m",
+                    "Centre of mass at the start frame (a mesh is moved so that its centre of mass is here).")
+        .param_vec3("rotation", {0.0, 0.0, 0.0}, {}, {}, "deg",
+                    "Rotation, X then Y then Z (a mesh turns from its modelled orientation about its centre of mass).")
         .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of the centre of mass.")
         .param_vec3("angular_velocity", {0.0, 0.0, 0.0}, {}, {}, "rad/s", "Initial angular velocity (world axes).")
         .param_float("friction", 0.5, 0.0, 10.0, "",
@@ -257,7 +308,8 @@ void register_rigid(Registry& r) {
     NodeSpec s("BodiesToMesh", "Bodies",
                "The bodies' shapes in world space as one closed mesh, to surface, write or view.");
     s.input("bodies", "bodies", "Bodies.")
-        .output("mesh", "mesh", "Boxes as six quads, spheres and capsules as surfaces of revolution.")
+        .output("mesh", "mesh",
+                "Boxes as six quads, spheres and capsules as surfaces of revolution, meshes as they are.")
         .param_int("segments", 24, 6, 256, "", "Sphere and capsule: faces around the axis.");
     r.add(std::move(s.make<BodiesToMeshNode>()));
   }

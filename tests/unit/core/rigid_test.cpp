@@ -9,6 +9,7 @@
 #include <random>
 
 #include "eddy/core/error.h"
+#include "eddy/core/rigid/contact.h"
 #include "eddy/core/rigid/rigid.h"
 
 namespace eddy {
@@ -104,6 +105,63 @@ TEST(RigidMass, AnOpenOrInsideOutMeshIsRefused) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "body 'crate': its size must be positive");
   }
+}
+
+// A box modelled off the origin and turned: as a mesh body its centre of
+// mass is found, its body frame lies on the box's axes (the inertia there
+// diagonal, and in world axes the turned box's), every corner is a surface
+// sample, and the sampled distance is the box's.
+TEST(RigidMeshBody, ATurnedBoxMeshFindsItsCentreAxesCornersAndDistance) {
+  const Vec3d half(0.15, 0.1, 0.05), centre(1.0, 2.0, 3.0);
+  const Quatd turn(Eigen::AngleAxisd(0.6, Vec3d(1, 2, 3).normalized()));
+  Mesh m = box_mesh(-half, half);
+  for (Vec3f& p : m.points) p = to_vec3f(centre + turn * to_vec3d(p));
+  const double dx = 0.01;
+  const BodyMeshPlacement placed = body_mesh(m, dx);
+  EXPECT_LT((placed.center_of_mass - centre).norm(), 1e-6);
+
+  BodyGeometry g;
+  g.shape = BodyShape::Mesh;
+  g.mesh = placed.shape;
+  Bodies b;
+  b.add("crate", g, 500.0, centre, placed.axes);
+  BodyGeometry solid;
+  solid.half = half;
+  Bodies ref;
+  ref.add("box", solid, 500.0, centre, turn);
+  // The mesh's points are floats, rounded to about 2e-7 m this far off the origin.
+  EXPECT_NEAR(b.mass[0], 500.0 * 0.3 * 0.2 * 0.1, 1e-5 * b.mass[0]);
+  EXPECT_LT((b.inertia_world(0) - ref.inertia_world(0)).norm(), 1e-5 * ref.inertia_world(0).norm());
+  // In the body frame the mesh is centred and the inertia diagonal.
+  const MassProperties body = mesh_mass_properties(placed.shape->mesh, 500.0);
+  EXPECT_LT(body.com.norm(), 1e-6);
+  EXPECT_LT((body.inertia - Mat3d(body.inertia.diagonal().asDiagonal())).norm(), 1e-6 * body.inertia.norm());
+  // The corners stand among the samples; no two samples share a cell of the spacing.
+  const std::vector<Vec3d>& samples = placed.shape->samples;
+  for (const Vec3f& corner : placed.shape->mesh.points) {
+    double nearest = 1e9;
+    for (const Vec3d& s : samples) nearest = std::min(nearest, (s - to_vec3d(corner)).norm());
+    EXPECT_LT(nearest, 1e-12);
+  }
+  EXPECT_GT(samples.size(), 8u);
+  EXPECT_DOUBLE_EQ(placed.shape->spacing, 2 * dx);
+  // The world bounds and the distance at world points, against the box's.
+  const BoundsD bm = body_bounds(b, 0, 0.0), br = body_bounds(ref, 0, 0.0);
+  EXPECT_LT((bm.lo - br.lo).norm() + (bm.hi - br.hi).norm(), 1e-5);
+  EXPECT_NEAR(body_reach(b, 0), half.norm(), 1e-6);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-0.25, 0.25);
+  double worst = 0;
+  for (int k = 0; k < 500; ++k) {
+    const Vec3d p = centre + Vec3d(u(rng), u(rng), u(rng));
+    Vec3d nm, nr;
+    const double dm = body_distance(b, 0, p, &nm), dr = body_distance(ref, 0, p, &nr);
+    if (std::abs(dr) > 0.03) continue;  // near the surface, where contacts are
+    worst = std::max(worst, std::abs(dm - dr));
+  }
+  // Trilinear over exact node values: off by at most about a voxel's
+  // curvature at edges and corners.
+  EXPECT_LT(worst, 0.5 * dx);
 }
 
 // A torque-free box spun about its intermediate axis flips over and back

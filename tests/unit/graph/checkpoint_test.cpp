@@ -39,6 +39,13 @@ Outputs sample_outputs() {
   g.half_height = 0.2;
   b.add("crate", g, 500.0, Vec3d(1, 2, 3), Quatd(Eigen::AngleAxisd(0.3, Vec3d(0, 1, 1).normalized())),
         Vec3d(0, -1, 0), Vec3d(0.1, 0.2, 0.3), 0.4);
+  // Two bodies of one mesh: saved once, shared again when read.
+  const BodyMeshPlacement lemon = body_mesh(sphere_mesh(0.1f, 6, 8), 0.02);
+  BodyGeometry mg;
+  mg.shape = BodyShape::Mesh;
+  mg.mesh = lemon.shape;
+  b.add("lemon_0", mg, 900.0, Vec3d(0, 1, 0), lemon.axes);
+  b.add("lemon_1", mg, 900.0, Vec3d(0, 2, 0), lemon.axes);
   SoftMaterial mat;
   mat.young_modulus = 2e4;
   SoftBodies s = make_cloth(grid_mesh(vec3(0.f, 1.f, 0.f), vec3(1.f, 0.f, 0.f), vec3(0.f, 0.f, 1.f), 3, 2), mat, "flag");
@@ -81,6 +88,14 @@ TEST(Checkpoint, EveryValueComesBackBitForBit) {
   EXPECT_EQ(bo.geometry[0].shape, BodyShape::Capsule);
   EXPECT_EQ(bo.q[0].coeffs(), in.at("bodies").as<Bodies>()->q[0].coeffs());
   EXPECT_EQ(bo.friction[0], 0.4);
+  const BodyMesh& mi = *in.at("bodies").as<Bodies>()->geometry[1].mesh;
+  ASSERT_EQ(bo.geometry[1].shape, BodyShape::Mesh);
+  EXPECT_EQ(bo.geometry[1].mesh, bo.geometry[2].mesh);
+  EXPECT_EQ(bo.geometry[1].mesh->mesh.points, mi.mesh.points);
+  EXPECT_EQ(bo.geometry[1].mesh->sdf.values, mi.sdf.values);
+  EXPECT_EQ(bo.geometry[1].mesh->samples, mi.samples);
+  EXPECT_EQ(bo.geometry[1].mesh->grid.grid, bo.geometry[1].mesh->sdf.values.data());
+  EXPECT_EQ(bo.mass[2], in.at("bodies").as<Bodies>()->mass[2]);
   const auto& so = *back->at("soft").as<SoftBodies>();
   const auto& si = *in.at("soft").as<SoftBodies>();
   EXPECT_EQ(so.objects[0].name, "flag");

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "eddy/core/collider.h"
 #include "eddy/core/mesh.h"
 
 namespace eddy {
@@ -75,5 +76,8 @@ SampledSdf sdf_grid_over(const Mesh& mesh, double dx, double margin);
 // the exact distance wherever a neighbour's closest triangle is its own).
 // Throws as sdf_grid_over. `threads` as CpuExecutor's.
 SampledSdf mesh_to_sdf(const Mesh& mesh, double dx, double margin, int threads = 0);
+// A Grid collider at rest at the origin over sdf's nodes (it points into
+// sdf.values, which must outlive it).
+Collider grid_collider(const SampledSdf& sdf);
 
 }  // namespace eddy

@@ -10,11 +10,14 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "eddy/core/collider.h"
 #include "eddy/core/enum_names.h"
 #include "eddy/core/mesh.h"
+#include "eddy/core/mesh_sdf.h"
 
 namespace eddy {
 
@@ -22,22 +25,70 @@ using Vec3d = Eigen::Vector3d;
 using Mat3d = Eigen::Matrix3d;
 using Quatd = Eigen::Quaterniond;
 
-enum class BodyShape : int32_t { Box = 0, Sphere = 1, Capsule = 2 };
-inline constexpr EnumName<BodyShape> kBodyShapeNames[] = {
-    {BodyShape::Box, "box"}, {BodyShape::Sphere, "sphere"}, {BodyShape::Capsule, "capsule"}};
+enum class BodyShape : int32_t { Box = 0, Sphere = 1, Capsule = 2, Mesh = 3 };
+inline constexpr EnumName<BodyShape> kBodyShapeNames[] = {{BodyShape::Box, "box"},
+                                                         {BodyShape::Sphere, "sphere"},
+                                                         {BodyShape::Capsule, "capsule"},
+                                                         {BodyShape::Mesh, "mesh"}};
+
+// A closed triangle mesh as a body's shape, in the body frame (centre of
+// mass at the origin, axes along the principal axes of inertia); shared,
+// never changed, by every body made from the same mesh.
+//   mesh     the surface, for drawing and for its mass properties
+//   sdf      its signed distance sampled on a grid (mesh_to_sdf), which the
+//            other bodies' samples and the liquids meet: `grid` is the same
+//            as a Grid collider in the body frame
+//   samples  points on the surface that meet the other shapes: the corners
+//            and points along the edges, thinned to one per cell of
+//            `spacing` so that a fine mesh does not bring thousands of
+//            contacts
+//   lo, hi   the bounds of the mesh; reach: its farthest point from the
+//            centre of mass
+struct BodyMesh {
+  Mesh mesh;
+  SampledSdf sdf;
+  Collider grid;
+  std::vector<Vec3d> samples;
+  double spacing = 0;
+  Vec3d lo = Vec3d::Zero(), hi = Vec3d::Zero();
+  double reach = 0;
+
+  BodyMesh() = default;
+  BodyMesh(const BodyMesh&) = delete;  // grid points into sdf
+  BodyMesh& operator=(const BodyMesh&) = delete;
+  // Fills grid, samples, bounds and reach from mesh and sdf (after loading them).
+  void finish(double sample_spacing);
+};
 
 // A shape in its body frame (centre of mass at the origin):
 //   Box      half extents `half` along the body axes
 //   Sphere   `radius`
 //   Capsule  `radius` around the segment y in [-half_height, half_height]
+//   Mesh     `mesh` (body_mesh)
 // Spheres and capsules are a core (a point, a segment) inflated by the
-// radius; a box has no radius.
+// radius; boxes and meshes have no radius.
 struct BodyGeometry {
   BodyShape shape = BodyShape::Box;
   Vec3d half = Vec3d::Constant(0.5);  // m, box
   double radius = 0.0;                // m, sphere and capsule
   double half_height = 0.0;           // m, capsule: half the length of its axis segment
+  std::shared_ptr<const BodyMesh> mesh;  // mesh
 };
+
+// A closed mesh, wound outward, as a body's shape: moved to its centre of
+// mass and turned onto its principal axes, its signed distance sampled at
+// `voxel_size` (m, > 0) and its surface samples `2 voxel_size` apart.
+// `from_body` receives the body frame's placement in the mesh's own frame
+// (p_mesh = from_body * p_body): a body placed with orientation q at x
+// stands where the mesh, turned by q * from_body.rotation(), would stand
+// with its centre of mass at x. Throws eddy::Error for a mesh that is not
+// closed or encloses no volume. `threads` as CpuExecutor's.
+struct BodyMeshPlacement {
+  std::shared_ptr<const BodyMesh> shape;
+  Vec3d center_of_mass = Vec3d::Zero();   // in the mesh's frame
+  Quatd axes = Quatd::Identity();         // body axes -> mesh axes
+};
+BodyMeshPlacement body_mesh(const Mesh& mesh, double voxel_size, int threads = 0);
 
 // Mass, centre of mass and inertia tensor about the centre of mass, in the
 // frame the shape is given in.
@@ -88,7 +139,7 @@ struct Bodies {
 
 // The bodies' shapes as one closed mesh in world space, wound outward:
 // boxes as six quads, spheres and capsules as surfaces of revolution with
-// `segments` around their axis (at least 6).
+// `segments` around their axis (at least 6), meshes as they are.
 Mesh bodies_to_mesh(const Bodies& bodies, int segments = 24);
 
 // Between the bodies' double vectors and the float vectors of colliders,

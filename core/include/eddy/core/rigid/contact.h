@@ -4,12 +4,14 @@
 // Broad phase: sweep and prune over world bounding boxes along the axis of
 // largest spread. Narrow phase: sampled signed distance. Each shape has
 // sample points on its core (a box's 8 corners and 12 edge midpoints; a
-// sphere's centre; five points along a capsule's axis) and an exact signed
-// distance; a contact is a sample of one shape within `margin` of the
+// sphere's centre; five points along a capsule's axis; a mesh's surface
+// samples, BodyMesh) and a signed distance (exact for the primitives,
+// sampled on a grid for a mesh); a contact is a sample of one shape within `margin` of the
 // other's surface. Spheres and capsules send their core samples to the
 // other shape; two boxes sample each other both ways with their corners and,
 // on each edge, the point deepest in the other box (found by a
-// golden-section search: crossing edges); capsule pairs add the closest
+// golden-section search: crossing edges), and a mesh meets a box or a mesh
+// both ways with its surface samples; capsule pairs add the closest
 // points of their axes. Colliders are met through their own signed distance
 // (collider_walls: a box container's three nearest walls).
 #include <utility>
@@ -35,8 +37,10 @@ struct BoundsD {
   Vec3d lo, hi;
 };
 BoundsD body_bounds(const Bodies& bodies, std::size_t i, double margin);
+// The farthest point of body i's surface from its centre of mass, m.
+double body_reach(const Bodies& bodies, std::size_t i);
 // The fastest any point of body i's surface moves, at most: |v| + |w| times
-// half its bounds' diagonal, m/s.
+// its reach, m/s.
 double body_surface_speed(const Bodies& bodies, std::size_t i);
 
 // Pairs (i < j) of boxes that overlap: sweep and prune; ordered by (i, j).
@@ -52,9 +56,11 @@ struct FeatureCone {
 // Signed distance of body i's shape at world point p, with the unit
 // outward normal (world). Inside a box, with `feature`, a nearer face may be
 // passed over for a slightly deeper one whose normal the feature's cone
-// supports (contact.cpp says when).
+// supports (contact.cpp says when). At a distance of `normal_below` or
+// more the normal may be left unmeasured (a mesh's costs six reads of its
+// grid): a caller that drops such points passes its cut-off.
 double body_distance(const Bodies& bodies, std::size_t i, const Vec3d& p, Vec3d* normal,
-                     const FeatureCone* feature = nullptr);
+                     const FeatureCone* feature = nullptr, double normal_below = 1e300);
 
 // Every contact of the bodies with each other and with the colliders at
 // simulation time `time`, within `margin` (m) of touching.

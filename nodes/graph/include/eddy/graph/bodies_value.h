@@ -10,9 +10,16 @@ template <>
 struct ValueTraits<Bodies> {
   static const char* name() { return "bodies"; }
   static std::size_t bytes(const Bodies& b) {
-    std::size_t names = 0;
+    std::size_t names = 0, meshes = 0;
     for (const auto& n : b.name) names += n.size();
-    return names + b.size() * (sizeof(BodyGeometry) + 2 * sizeof(double) + 5 * sizeof(Vec3d) + sizeof(Quatd));
+    // A mesh shared by consecutive bodies (one RigidBody node's) is counted once.
+    const BodyMesh* last = nullptr;
+    for (const auto& g : b.geometry)
+      if (g.mesh && g.mesh.get() != last) {
+        last = g.mesh.get();
+        meshes += last->mesh.memory_bytes() + last->sdf.values.size() * sizeof(float) + last->samples.size() * sizeof(Vec3d);
+      }
+    return names + meshes + b.size() * (sizeof(BodyGeometry) + 2 * sizeof(double) + 5 * sizeof(Vec3d) + sizeof(Quatd));
   }
 };
 
