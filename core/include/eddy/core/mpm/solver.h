@@ -196,6 +196,17 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     read_rows(pts, "C", C);
     if (const Points::Attribute* a = pts.find("Jp"); a && a->type == AttribType::Float)
       std::copy(pts.get_float("Jp"), pts.get_float("Jp") + n_, jp.begin());
+    // A particle with no state of its own starts at rest: a source's new
+    // particles join a stored state with zeros in F, C and Jp, and no
+    // deformation can reach det F <= 0 or Jp <= 0 (with F = 0 a jelly would
+    // have no stress at all and fold into a sheet).
+    for (uint32_t i = 0; i < n_; ++i) {
+      if (!(determinant(F[i]) > 0.0f)) {
+        F[i] = mat3_identity();
+        C[i] = mat3_zero();
+      }
+      if (!(jp[i] > 0.0f)) jp[i] = 1.0f;
+    }
     for (const char* name : {"material", "J", "Jp", "F0", "F1", "F2", "C0", "C1", "C2"}) pts.remove(name);
 
     for (bool& p : present_) p = false;
