@@ -55,6 +55,7 @@ bench: build editor
 	   "(bench/peers/splishsplash.sh build, then make bench, for same-run ratios)"; fi
 	@$(BUILD_DIR)/bin/eddy_bench_mpm
 	@$(BUILD_DIR)/bin/eddy_bench_pd
+	@$(BUILD_DIR)/bin/eddy_bench_rigid 300
 	@$(BUILD_DIR)/bin/eddy_bench_alloc
 	@$(BUILD_DIR)/bin/eddy_bench_surfacing
 	@$(BUILD_DIR)/bin/eddy_bench_mesh_sdf examples/assets/lemon.obj

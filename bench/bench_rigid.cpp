@@ -3,12 +3,19 @@
 // same scenes at the same time step, in one run:
 //   stack  ten 0.2 m boxes on a floor for 5 s: how far the top box drifts
 //   pile   1,000 0.1 m boxes dropped into a bin for 3 s
+//   pebbles  100 mesh bodies (an ellipsoid of 10 x 7 x 5 cm as a mesh of
+//          168 triangles) dropped into the bin for 3 s: Eddy's mesh bodies
+//          (sampled signed distance, surface samples), MuJoCo's mesh geoms
+//          and Bullet's convex hulls (both take the mesh's convex hull,
+//          which for this convex mesh is the mesh itself; Bullet's hull
+//          margin set to 4 mm, as its manual advises for small objects,
+//          instead of its default 4 cm, which would inflate each pebble)
 // For each: ms per step, the deepest penetration over the run and at its
 // end, measured for all three by the same function (Eddy's signed-distance
 // contact query on the poses each engine reports), and how fast the
 // fastest box still moves at the end. Each engine with its own defaults
 // apart from the time step, friction 0.5 and gravity.
-//   eddy_bench_rigid [pile_boxes]
+//   eddy_bench_rigid [pile_boxes [pebbles]]
 #include <unistd.h>
 
 #include <chrono>
@@ -42,21 +49,25 @@ struct BoxSpec {
   Quatd q;
 };
 
+// A scene's bodies are boxes (BoxSpec::half) or, with `mesh`, that mesh
+// (centred on its centre of mass, on its principal axes) at each spec's pose.
 struct Scene {
   const char* name;
   std::vector<BoxSpec> boxes;
   double bin = 0;  // half width of a bin (walls 1 m high) around the origin; 0: a floor only
   double seconds = 1;
+  std::shared_ptr<const Mesh> mesh;
+  BodyMeshPlacement shape;  // Eddy's shape of the mesh
 };
 
 Scene stack_scene() {
-  Scene s{"stack of 10", {}, 0, 5.0};
+  Scene s{"stack of 10", {}, 0, 5.0, nullptr, {}};
   for (int k = 0; k < 10; ++k) s.boxes.push_back({Vec3d::Constant(0.1), Vec3d(0, 0.1 + 0.2 * k, 0), Quatd::Identity()});
   return s;
 }
 
 Scene pile_scene(int n) {
-  Scene s{"pile", {}, 0.6, 3.0};
+  Scene s{"pile", {}, 0.6, 3.0, nullptr, {}};
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(-1, 1);
   const int side = 10;  // 10 x 10 boxes a layer, 0.11 m apart, layers 0.15 m apart
@@ -66,6 +77,22 @@ Scene pile_scene(int n) {
     const Quatd q = Quatd(Eigen::AngleAxisd(0.3 * u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized()));
     s.boxes.push_back({Vec3d::Constant(0.05), x, q});
   }
+  return s;
+}
+
+Scene pebble_scene(int n) {
+  Scene s{"pebbles", {}, 0.3, 3.0, nullptr, {}};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int k = 0; k < n; ++k) {  // 5 x 5 a layer, 0.11 m apart (more than a pebble is long), layers too
+    const int i = k % 5, j = (k / 5) % 5, l = k / 25;
+    const Quatd q = Quatd(Eigen::AngleAxisd(3.0 * u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized()));
+    s.boxes.push_back({Vec3d::Zero(), Vec3d(-0.22 + 0.11 * i, 0.1 + 0.11 * l, -0.22 + 0.11 * j), q});
+  }
+  auto m = std::make_shared<Mesh>(sphere_mesh(1.0f, 8, 12));
+  for (Vec3f& p : m->points) p = vec3(0.05f * p.x, 0.035f * p.y, 0.025f * p.z);
+  s.mesh = m;
+  s.shape = body_mesh(*m, 0.004);
   return s;
 }
 
@@ -83,18 +110,29 @@ std::vector<Collider> colliders(const Scene& s) {
   return {c};
 }
 
+// From a peer's body frame (the mesh's own) to Eddy's body frame.
+Quatd to_body(const Scene& s) { return s.mesh ? s.shape.axes : Quatd::Identity(); }
+
+// The scene's bodies in Eddy. A mesh body's frame lies on the mesh's
+// principal axes: turned from the mesh's own by shape.axes.
 Bodies bodies(const Scene& s) {
   Bodies b;
   BodyGeometry g;
+  if (s.mesh) {
+    g.shape = BodyShape::Mesh;
+    g.mesh = s.shape.shape;
+  }
   for (std::size_t k = 0; k < s.boxes.size(); ++k) {
     g.half = s.boxes[k].half;
-    b.add("box" + std::to_string(k), g, kDensity, s.boxes[k].x, s.boxes[k].q, Vec3d::Zero(), Vec3d::Zero(), kFriction);
+    b.add("body" + std::to_string(k), g, kDensity, s.boxes[k].x, s.boxes[k].q * to_body(s), Vec3d::Zero(),
+          Vec3d::Zero(), kFriction);
   }
   return b;
 }
 
 // What every engine reports: timing and the poses at checkpoints.
 struct Result {
+  bool ran = false;
   double ms_per_step = 0;
   std::string detail;                   // engine-specific: Eddy's stage split, iterations, contacts
   double deepest = 0, deepest_end = 0;  // m, over the checkpoints and at the end
@@ -129,6 +167,7 @@ Result drive(const Scene& s, double h, const std::function<void()>& step, const 
       r.deepest = std::max(r.deepest, deepest_penetration(s, poses));
     }
   }
+  r.ran = true;
   r.ms_per_step = 1e3 * seconds / steps;
   r.deepest_end = deepest_penetration(s, poses);
   r.top_drift = (poses.x.back() - top0).norm();
@@ -169,9 +208,17 @@ Result run_eddy(const Scene& s, double h) {
 // that the scene is Eddy's own.
 Result run_mujoco(const Scene& s, double h) {
   std::ostringstream x;
-  // MuJoCo 2.2 sizes its contact and constraint buffers up front.
+  // MuJoCo 2.2 sizes its contact and constraint buffers up front, some of
+  // them njmax^2 (so 64 rows a box, room for 16 contacts, asks 3 GB at 300
+  // boxes and mj_makeData fails): 8 contacts and 32 rows a box.
   x << "<mujoco><option timestep=\"" << h << "\" gravity=\"0 " << -kG << " 0\"/><size nconmax=\""
-    << 16 * s.boxes.size() + 100 << "\" njmax=\"" << 64 * s.boxes.size() + 400 << "\"/><worldbody>";
+    << 8 * s.boxes.size() + 100 << "\" njmax=\"" << 32 * s.boxes.size() + 400 << "\"/>";
+  if (s.mesh) {
+    x << "<asset><mesh name=\"shape\" vertex=\"";
+    for (const Vec3f& p : s.mesh->points) x << p.x << " " << p.y << " " << p.z << " ";
+    x << "\"/></asset>";
+  }
+  x << "<worldbody>";
   const char* up = "0.70710678 -0.70710678 0 0";  // z to y
   x << "<geom type=\"plane\" size=\"0 0 1\" quat=\"" << up << "\" friction=\"" << kFriction << " 0.005 0.0001\"/>";
   if (s.bin > 0) {
@@ -184,9 +231,11 @@ Result run_mujoco(const Scene& s, double h) {
   }
   for (const auto& b : s.boxes)
     x << "<body pos=\"" << b.x.x() << " " << b.x.y() << " " << b.x.z() << "\" quat=\"" << b.q.w() << " " << b.q.x()
-      << " " << b.q.y() << " " << b.q.z() << "\"><freejoint/><geom type=\"box\" size=\"" << b.half.x() << " "
-      << b.half.y() << " " << b.half.z() << "\" density=\"" << kDensity << "\" friction=\"" << kFriction
-      << " 0.005 0.0001\"/></body>";
+      << " " << b.q.y() << " " << b.q.z() << "\"><freejoint/><geom "
+      << (s.mesh ? std::string("type=\"mesh\" mesh=\"shape\"")
+                 : "type=\"box\" size=\"" + std::to_string(b.half.x()) + " " + std::to_string(b.half.y()) + " " +
+                       std::to_string(b.half.z()) + "\"")
+      << " density=\"" << kDensity << "\" friction=\"" << kFriction << " 0.005 0.0001\"/></body>";
   x << "</worldbody></mujoco>";
   const std::string path = "/tmp/eddy_bench_rigid_" + std::to_string(::getpid()) + ".xml";
   std::ofstream(path) << x.str();
@@ -198,6 +247,10 @@ Result run_mujoco(const Scene& s, double h) {
     return {};
   }
   mjData* d = mj_makeData(m);
+  if (!d) {
+    mj_deleteModel(m);
+    return {};
+  }
   const Result r = drive(
       s, h, [&] { mj_step(m, d); },
       [&](Bodies& b) {
@@ -205,7 +258,7 @@ Result run_mujoco(const Scene& s, double h) {
           const mjtNum* q = d->qpos + 7 * i;
           const mjtNum* v = d->qvel + 6 * i;
           b.x[i] = Vec3d(q[0], q[1], q[2]);
-          b.q[i] = Quatd(q[3], q[4], q[5], q[6]).normalized();
+          b.q[i] = Quatd(q[3], q[4], q[5], q[6]).normalized() * to_body(s);
           b.v[i] = Vec3d(v[0], v[1], v[2]);
         }
       });
@@ -251,8 +304,18 @@ Result run_bullet(const Scene& s, double h) {
   for (const auto& b : s.boxes) {
     t.setOrigin(btVector3(btScalar(b.x.x()), btScalar(b.x.y()), btScalar(b.x.z())));
     t.setRotation(btQuaternion(btScalar(b.q.x()), btScalar(b.q.y()), btScalar(b.q.z()), btScalar(b.q.w())));
-    add(new btBoxShape(btVector3(btScalar(b.half.x()), btScalar(b.half.y()), btScalar(b.half.z()))),
-        kDensity * 8 * b.half.x() * b.half.y() * b.half.z(), t);
+    if (s.mesh) {
+      auto* hull = new btConvexHullShape();
+      for (const Vec3f& p : s.mesh->points) hull->addPoint(btVector3(btScalar(p.x), btScalar(p.y), btScalar(p.z)), false);
+      // A convex hull's collision margin inflates it (by 4 cm by default,
+      // more than the pebble's half thickness): 4 mm keeps the shape the same.
+      hull->setMargin(btScalar(0.004));
+      hull->recalcLocalAabb();
+      add(hull, kDensity * measure_mesh(*s.mesh).volume, t);
+    } else {
+      add(new btBoxShape(btVector3(btScalar(b.half.x()), btScalar(b.half.y()), btScalar(b.half.z()))),
+          kDensity * 8 * b.half.x() * b.half.y() * b.half.z(), t);
+    }
   }
   return drive(
       s, h, [&] { world.stepSimulation(btScalar(h), 0); },
@@ -262,7 +325,7 @@ Result run_bullet(const Scene& s, double h) {
           const btTransform& w = r.getWorldTransform();
           const btQuaternion q = w.getRotation();
           b.x[i] = Vec3d(w.getOrigin().x(), w.getOrigin().y(), w.getOrigin().z());
-          b.q[i] = Quatd(q.w(), q.x(), q.y(), q.z()).normalized();
+          b.q[i] = Quatd(q.w(), q.x(), q.y(), q.z()).normalized() * to_body(s);
           b.v[i] = Vec3d(r.getLinearVelocity().x(), r.getLinearVelocity().y(), r.getLinearVelocity().z());
         }
       });
@@ -270,6 +333,10 @@ Result run_bullet(const Scene& s, double h) {
 #endif
 
 void report(const char* engine, const Result& r, const Result& eddy) {
+  if (!r.ran) {
+    std::printf("  %-8s did not run (see the message above)\n", engine);
+    return;
+  }
   std::printf("  %-8s %8.3f ms/step (%5.2fx Eddy's)  deepest %7.3f mm (end %7.3f mm)  top drift %8.3f mm  "
               "fastest at end %.3f m/s\n",
               engine, r.ms_per_step, r.ms_per_step / eddy.ms_per_step, 1e3 * r.deepest, 1e3 * r.deepest_end,
@@ -281,6 +348,7 @@ void report(const char* engine, const Result& r, const Result& eddy) {
 
 int main(int argc, char** argv) {
   const int pile = argc > 1 ? std::atoi(argv[1]) : 1000;
+  const int pebbles = argc > 2 ? std::atoi(argv[2]) : 100;
   const double h = 2e-3;  // MuJoCo's default step
   std::printf("rigid bodies at h = %.0f ms, friction %.1f, density %.0f kg/m^3 (one run, side by side)\n", 1e3 * h,
               kFriction, kDensity);
@@ -290,8 +358,8 @@ int main(int argc, char** argv) {
 #ifndef EDDY_HAVE_BULLET
   std::printf("  (Bullet not found: install libbullet-dev to compare)\n");
 #endif
-  for (const Scene& s : {stack_scene(), pile_scene(pile)}) {
-    std::printf("%s: %zu boxes, %.0f s\n", s.name, s.boxes.size(), s.seconds);
+  for (const Scene& s : {stack_scene(), pile_scene(pile), pebble_scene(pebbles)}) {
+    std::printf("%s: %zu %s, %.0f s\n", s.name, s.boxes.size(), s.mesh ? "mesh bodies" : "boxes", s.seconds);
     const Result e = run_eddy(s, h);
     report("Eddy", e, e);
 #ifdef EDDY_HAVE_MUJOCO

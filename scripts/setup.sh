@@ -3,7 +3,8 @@
 # (Chromium is for the editor's browser tests, clang and its runtimes for the fuzz
 # targets; pybind11, numpy and pytest for the Python module, Blender and Xvfb
 # for its add-on's tests; Slurm and munge for the farm's test on a private
-# one-node cluster; Node.js and npm come with the machine).
+# one-node cluster; MuJoCo and Bullet for the rigid-body benchmark's side-by-side
+# figures; Node.js and npm come with the machine).
 # Quiet and quick when everything is already there: one dpkg-query, no apt-get.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest
   blender xvfb xauth
   slurm-wlm munge
+  libmujoco-dev libbullet-dev
 )
 
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '$4 == "installed" {print $1}' || true)

@@ -67,26 +67,29 @@ TEST(RigidNodes, ACrateAndABallDroppedOnAFloorComeToRestOnIt) {
   EXPECT_EQ(j["bodies"][1]["name"], "ball");
   EXPECT_NEAR(j["bodies"][1]["position"][1].get<double>(), bodies->x[1].y(), 1e-12);
   EXPECT_EQ(j["bodies"][0]["orientation"].size(), 4u);
-  std::string report;
-  for (const auto& l : reports.lines)
-    if (l.rfind("sim frame 36: ", 0) == 0) report = l;
+  const std::string report = reports.of("sim", 36);
   std::printf("%s\n", report.c_str());
   EXPECT_NE(report.find("2 bodies, 42 steps"), std::string::npos);
 }
 
-TEST(RigidNodes, ABodyWithoutSizeIsNamedInTheError) {
+// Cooking the one RigidBody `id` with `params` (a JSON object) at frame 1
+// fails with an error that holds `message`.
+void expect_body_error(const std::string& id, const std::string& params, const std::string& message) {
   const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 1], "fps": 24,
-    "nodes": [{"id": "flat", "type": "RigidBody", "params": {"size": [0.3, 0, 0.25]}}], "links": []})",
+    "nodes": [{"id": ")" + id + R"(", "type": "RigidBody", "params": )" + params + R"(}], "links": []})",
                               builtin_registry(), "test");
   CookEngine e(builtin_registry(), g);
   try {
-    e.cook("flat", 1);
+    e.cook(id, 1);
     FAIL();
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("node 'flat' (RigidBody), frame 1: body 'flat': its size must be positive"),
-              std::string::npos)
-        << err.what();
+    EXPECT_NE(std::string(err.what()).find(message), std::string::npos) << err.what();
   }
+}
+
+TEST(RigidNodes, ABodyWithoutSizeIsNamedInTheError) {
+  expect_body_error("flat", R"({"size": [0.3, 0, 0.25]})",
+                    "node 'flat' (RigidBody), frame 1: body 'flat': its size must be positive");
 }
 
 // A lemon (examples/assets/lemon.obj, 14 cm long, 9 cm across) as a mesh
@@ -140,27 +143,14 @@ TEST(RigidNodes, AMeshLemonDroppedEndFirstComesToRestOnItsSide) {
   std::ifstream f(dir / "bodies.0048.json");
   const nlohmann::json j = nlohmann::json::parse(f);
   EXPECT_EQ(j["bodies"][0]["shape"], "mesh");
-  std::string report;
-  for (const auto& l : reports.lines)
-    if (l.rfind("lemon frame 1: ", 0) == 0) report = l;
+  const std::string report = reports.of("lemon", 1);
   std::printf("%s\n", report.c_str());
   EXPECT_NE(report.find("surface samples"), std::string::npos);
 }
 
 TEST(RigidNodes, AMeshBodyWithoutItsMeshIsNamedInTheError) {
-  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 1], "fps": 24,
-    "nodes": [{"id": "rock", "type": "RigidBody", "params": {"shape": "mesh"}}], "links": []})",
-                              builtin_registry(), "test");
-  CookEngine e(builtin_registry(), g);
-  try {
-    e.cook("rock", 1);
-    FAIL();
-  } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("node 'rock' (RigidBody), frame 1: shape is mesh, so input 'mesh' must be "
-                                           "linked to a closed mesh"),
-              std::string::npos)
-        << err.what();
-  }
+  expect_body_error("rock", R"({"shape": "mesh"})",
+                    "node 'rock' (RigidBody), frame 1: shape is mesh, so input 'mesh' must be linked to a closed mesh");
 }
 
 }  // namespace

@@ -55,6 +55,14 @@ class Reports final : public CookObserver {
   void node_info(const std::string& node, int frame, const std::string& message) override {
     lines.push_back(node + " frame " + std::to_string(frame) + ": " + message);
   }
+  // The last line of `node`'s report at `frame` (empty when there is none).
+  std::string of(const std::string& node, int frame) const {
+    const std::string prefix = node + " frame " + std::to_string(frame) + ": ";
+    std::string found;
+    for (const auto& l : lines)
+      if (l.rfind(prefix, 0) == 0) found = l;
+    return found;
+  }
   std::vector<std::string> lines;
 };
 
