@@ -51,11 +51,12 @@ Vec3f tilted_gravity(double theta) { return vec3(float(kG * std::sin(theta)), fl
 struct Incline {
   RigidSolver solver;
   Incline(double theta, double mu, const BodyGeometry& g, double y, float tau = 0.0f,
-          const Quatd& turn = Quatd::Identity())
+          const Quatd& turn = Quatd::Identity(), SapModel model = SapModel::Sap)
       : solver([&] {
           RigidParams p;
           p.gravity = tilted_gravity(theta);
           p.dissipation_time = tau;
+          p.friction_model = model;
           return p;
         }()) {
     Bodies b;
@@ -139,6 +140,44 @@ TEST(RigidValidation, ASlidingBoxGlidesAboveTheFloorByMuVtTimesHPlusTau) {
   std::printf("gliding at %.3f m/s: %.4g mm above rest, mu |v_t| (h + tau) = %.4g mm\n", speed, 1e3 * measured,
               1e3 * predicted);
   EXPECT_NEAR(measured, predicted, 0.1 * predicted);
+}
+
+// The Lagged model: the same launch slides at mu g without gliding (normal
+// and friction are projected apart), and a box below the friction angle of
+// an incline stays put.
+TEST(RigidValidation, TheLaggedModelSlidesAtMuGWithoutGlidingAndSticks) {
+  const double mu = 0.3, h = 1e-3;
+  const float tau = 2e-3f;
+  Incline s(0.0, mu, box(0.1, 0.05, 0.1), 0.05, tau, Quatd::Identity(), SapModel::Lagged);
+  Bodies b = s.b();
+  b.v[0] = Vec3d(2.0, 0, 0);
+  s.solver.load(b);
+  double lift = -1, speed = 0, t_fast = -1, t_slow = -1;
+  s.run(1.5, h, [&](double t) {
+    const double v = s.b().v[0].x();
+    if (t_fast < 0 && v < 1.8) t_fast = t;
+    if (lift < 0 && v < 1.5) {
+      lift = s.b().x[0].y();
+      speed = v;
+    }
+    if (t_slow < 0 && v < 0.8) t_slow = t;
+  });
+  ASSERT_LT(std::abs(s.b().v[0].x()), 1e-3) << "still sliding";
+  const double rest = s.b().x[0].y(), measured = lift - rest;
+  // From 1.8 to 0.8 m/s at mu g (the crossings to a step, h / (t_slow - t_fast) of it).
+  const double a = 1.0 / (t_slow - t_fast), expected = mu * kG;
+  std::printf("lagged: sliding at %.3f m/s %.3g mm above rest (SAP: mu |v_t| (h + tau) = %.3g mm); decelerating at "
+              "%.4g m/s^2, mu g = %.4g\n",
+              speed, 1e3 * measured, 1e3 * mu * speed * (h + tau), a, expected);
+  EXPECT_LT(std::abs(measured), 0.02 * mu * speed * (h + tau));
+  EXPECT_NEAR(a, expected, 0.02 * expected);
+
+  const double theta = std::atan(0.3);  // below mu = 0.5
+  Incline stick(theta, 0.5, box(0.1, 0.1, 0.1), 0.1, 0.0f, Quatd::Identity(), SapModel::Lagged);
+  stick.run(1.0, h, [](double) {});
+  std::printf("lagged: on the incline below the friction angle the box moved %.3g mm in 1 s\n",
+              1e3 * std::abs(stick.b().x[0].x()));
+  EXPECT_LT(std::abs(stick.b().x[0].x()), 1e-3);
 }
 
 TEST(RigidValidation, ASphereRollsWithoutSlippingAtFiveSeventhsGSin) {

@@ -30,7 +30,11 @@ const ParamTable<RigidParams>& rigid_param_table() {
         .real("tolerance", &RigidParams::tolerance, 1e-12, 1e-1, "",
               "SAP's relative tolerance on the momentum residual.")
         .integer("max_iterations", &RigidParams::max_iterations, 1, 10000, "",
-                 "Most Newton iterations of SAP per step; a step that stops short is counted in the report.");
+                 "Most Newton iterations of SAP per step; a step that stops short is counted in the report.")
+        .choice("friction_model", &RigidParams::friction_model, kSapModelNames,
+                "sap: the cone projection of SAP, normal and friction together (a sliding body glides about "
+                "mu |v_t| (h + tau) above the surface); lagged: the friction bound frozen at the normal impulse "
+                "the step starts from, normal and friction projected apart (no gliding; the bound one step late).");
     return t;
   }();
   return table;
@@ -146,6 +150,7 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   sp.beta = params_.near_rigid;
   sp.rel_tolerance = params_.tolerance;
   sp.max_iterations = params_.max_iterations;
+  sp.model = params_.friction_model;
   sap_ = sap_solve(pb, sp, v_, &gamma_, &reg_);
   times_.solve = clock.lap();
 

@@ -29,6 +29,7 @@ struct Row {
   int sides = 0;
   Vec3d bias;
   double mu = 0;
+  double bound = 0;  // Lagged: the friction bound mu gamma_n0
   SapRegularisation reg;
 };
 
@@ -87,6 +88,26 @@ Vec3d sap_project(const Vec3d& y, double mu, double Rt, double Rn, Mat3d* dgamma
   return Vec3d(mu * gn * t.x(), mu * gn * t.y(), gn);
 }
 
+Vec3d lagged_project(const Vec3d& y, double bound, Mat3d* dgamma_dy) {
+  Vec3d g = Vec3d::Zero();
+  if (dgamma_dy) dgamma_dy->setZero();
+  if (y.z() > 0) {
+    g.z() = y.z();
+    if (dgamma_dy) (*dgamma_dy)(2, 2) = 1.0;
+  }
+  const Eigen::Vector2d yt = y.head<2>();
+  const double s = yt.norm();
+  if (s <= bound) {  // stiction
+    g.head<2>() = yt;
+    if (dgamma_dy) dgamma_dy->topLeftCorner<2, 2>().setIdentity();
+  } else {  // sliding on the rim (bound 0: no friction)
+    const Eigen::Vector2d t = yt / s;
+    g.head<2>() = bound * t;
+    if (dgamma_dy) dgamma_dy->topLeftCorner<2, 2>() = bound / s * (Eigen::Matrix2d::Identity() - t * t.transpose());
+  }
+  return g;
+}
+
 SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& v, std::vector<Vec3d>* gamma_out,
                    std::vector<SapRegularisation>* reg_out) {
   const int nb = int(pb.mass.size());
@@ -131,6 +152,15 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     r.mu = c.mu;
     r.reg = sap_regularisation(c, trace / 3.0, h, prm);
   }
+  const bool lagged = prm.model == SapModel::Lagged;
+  // gamma(y) of a contact, and its derivative.
+  auto project = [&](const Row& r, const Vec3d& y, Mat3d* dg) {
+    return lagged ? lagged_project(y, r.bound, dg) : sap_project(y, r.mu, r.reg.Rt, r.reg.Rn, dg);
+  };
+  v = pb.v_guess.size() == n ? pb.v_guess : pb.v_star;
+  if (lagged)  // the friction bound from the normal impulse at the velocities the step starts from
+    for (Row& r : rows)
+      r.bound = r.mu * std::max(0.0, (r.reg.vhat - contact_velocity(r, v).z()) / r.reg.Rn);
 
   // The Hessian's lower triangle in 6x6 blocks: one per body on the
   // diagonal, one per pair of bodies in contact (row body > column body),
@@ -166,7 +196,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
       const Vec3d rinv(1.0 / r.reg.Rt, 1.0 / r.reg.Rt, 1.0 / r.reg.Rn);
       const Vec3d y = rinv.cwiseProduct(Vec3d(0, 0, r.reg.vhat) - vc);
       Mat3d dg;
-      gamma[i] = sap_project(y, r.mu, r.reg.Rt, r.reg.Rn, with_hessian ? &dg : nullptr);
+      gamma[i] = project(r, y, with_hessian ? &dg : nullptr);
       if (with_hessian) G[i] = dg * rinv.asDiagonal();
     }
   };
@@ -179,7 +209,6 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     return j;
   };
 
-  v = pb.v_guess.size() == n ? pb.v_guess : pb.v_star;
   Eigen::VectorXd dv(n);
   for (int it = 0;; ++it) {
     impulses(v, true);
@@ -247,7 +276,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
         const Vec3d rinv(1.0 / r.reg.Rt, 1.0 / r.reg.Rt, 1.0 / r.reg.Rn);
         const Vec3d y = rinv.cwiseProduct(Vec3d(0, 0, r.reg.vhat) - vc0[i] - alpha * dvc[i]);
         Mat3d dg;
-        const Vec3d g = sap_project(y, r.mu, r.reg.Rt, r.reg.Rn, &dg);
+        const Vec3d g = project(r, y, &dg);
         d -= g.dot(dvc[i]);
         dd += dvc[i].dot(dg * rinv.asDiagonal() * dvc[i]);
       }

@@ -282,6 +282,38 @@ TEST(Sap, ProjectionDerivativeMatchesFiniteDifferences) {
   EXPECT_EQ(regions[2], 100);
 }
 
+// The Lagged model's projection: the normal part max(0, y_n), the
+// tangential part clamped to the disc of the frozen bound; its derivative
+// matches finite differences, and G = dgamma/dy R^-1 is symmetric, in
+// stiction and sliding, pressed and separating.
+TEST(Sap, LaggedProjectionAndItsDerivative) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<double> u(0, 1);
+  int sliding = 0;
+  for (int k = 0; k < 200; ++k) {
+    const double bound = 0.05 + u(rng), Rt = 0.01 + 0.1 * u(rng), Rn = 0.5;
+    const double a = 2 * std::numbers::pi * u(rng);
+    const double t = (k % 2 ? 1.1 + 2 * u(rng) : 0.9 * u(rng)) * bound;
+    const Vec3d y(t * std::cos(a), t * std::sin(a), (k % 4 < 2 ? 1 : -1) * (0.1 + u(rng)));
+    Mat3d d;
+    const Vec3d g = lagged_project(y, bound, &d);
+    EXPECT_EQ(g.z(), std::max(0.0, y.z()));
+    EXPECT_LE(g.head<2>().norm(), bound * (1 + 1e-12));
+    sliding += g.head<2>().norm() < y.head<2>().norm();
+    const double e = 1e-6;
+    for (int c = 0; c < 3; ++c) {
+      Vec3d yp = y, ym = y;
+      yp[c] += e;
+      ym[c] -= e;
+      const Vec3d fd = (lagged_project(yp, bound) - lagged_project(ym, bound)) / (2 * e);
+      EXPECT_LT((fd - d.col(c)).norm(), 1e-6) << "y " << y.transpose() << " column " << c;
+    }
+    const Mat3d G = d * Vec3d(1 / Rt, 1 / Rt, 1 / Rn).asDiagonal();
+    EXPECT_LT((G - G.transpose()).norm(), 1e-9 * (1 + G.norm()));
+  }
+  EXPECT_EQ(sliding, 100);
+}
+
 TEST(RigidContact, SweepAndPruneFindsExactlyTheOverlappingPairs) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(0, 4), s(0.05, 0.4);

@@ -34,6 +34,7 @@ struct RigidParams {
   float contact_margin = 0.005f;      // m, contacts are made this far before touching
   float tolerance = 1e-6f;            // SAP's relative tolerance on the momentum residual
   int max_iterations = 100;           // SAP's Newton iterations per step
+  SapModel friction_model = SapModel::Sap;  // sap, or lagged (sap.h)
 };
 
 const ParamTable<RigidParams>& rigid_param_table();

@@ -29,11 +29,22 @@
 // stiction a body creeps at about sigma times the speed one step of the
 // tangential load would give it; while sliding it glides about
 // mu |v_t| (h + tau) above the surface.
+//
+// The Lagged model (SapModel::Lagged; Castro et al.'s convex
+// approximations) keeps the regularisation but projects the normal and the
+// tangential parts apart: gamma_n = max(0, y_n), and gamma_t = y_t clamped
+// to the disc of radius mu gamma_n0, gamma_n0 the normal impulse at the
+// velocities the step starts from. The cost stays convex; the friction bound
+// is one step late, and a sliding body does not glide.
 #include <vector>
 
+#include "eddy/core/enum_names.h"
 #include "eddy/core/rigid/bodies.h"
 
 namespace eddy {
+
+enum class SapModel : int32_t { Sap = 0, Lagged = 1 };
+inline constexpr EnumName<SapModel> kSapModelNames[] = {{SapModel::Sap, "sap"}, {SapModel::Lagged, "lagged"}};
 
 struct SapContact {
   int a = -1, b = -1;          // bodies; -1: the world (a collider) on that side
@@ -53,6 +64,7 @@ struct SapParams {
   double rel_tolerance = 1e-6;   // on the momentum residual, relative to the momenta
   double abs_tolerance = 1e-14;  // the same, absolute (sqrt(J))
   int max_iterations = 100;      // Newton iterations
+  SapModel model = SapModel::Sap;
 };
 
 // The regularisation of one contact.
@@ -70,6 +82,10 @@ SapRegularisation sap_regularisation(const SapContact& c, double w, double h, co
 // gamma_n = (y_n + mu~ |y_t|) / (1 + mu mu~), gamma_t = mu gamma_n y_t / |y_t|.
 // With `dgamma_dy`, also its derivative d gamma / d y.
 Vec3d sap_project(const Vec3d& y, double mu, double Rt, double Rn, Mat3d* dgamma_dy = nullptr);
+// The Lagged model's gamma(y): gamma_n = max(0, y_n), gamma_t = y_t within
+// the disc |gamma_t| <= bound (= mu gamma_n0), else on its rim; with its
+// derivative.
+Vec3d lagged_project(const Vec3d& y, double bound, Mat3d* dgamma_dy = nullptr);
 
 struct SapStats {
   int iterations = 0;       // Newton iterations taken
