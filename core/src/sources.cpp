@@ -85,8 +85,14 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   const Vec3f half = (hi - lo) * 0.5f, mid = (hi + lo) * 0.5f;
   auto sites_across = [&](float h) { return std::max(1L, long(std::floor(2.0f * h / spacing + 1e-4f))); };
   const long nx = sites_across(half.x), ny = sites_across(half.y), nz = sites_across(half.z);
-  if (double(nx) * double(ny) * double(nz) > 5.0e7)
-    throw Error("source: its shape holds more than 50 million particle sites; use a larger particle radius");
+  // A rate source fills its shape swept downstream by a frame's travel,
+  // velocity / fps (`sweep`, in the shape's frame): what flows out of it
+  // over a frame, the newest particles in the shape and the oldest a frame's
+  // travel out of it, so that a shape thinner than that still makes an
+  // unbroken stream (the particles of the frame before have moved on by as
+  // much). A fill source keeps its shape alone full.
+  const Vec3f sweep = s.fill ? vec3(0.0f) : mul_transpose(pose.rotation, s.velocity) * float(1.0 / fps);
+  const Vec3f slo = vmin(lo, lo + sweep), shi = vmax(hi, hi + sweep);
   // Site (i, j, k) of the lattice, i in [-1, nx] (one beyond each end, for
   // a shifted phase), in the shape's frame.
   auto local_site = [&](long i, long j, long k, Vec3f phase) {
@@ -94,8 +100,20 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
                   phase) *
                      spacing;
   };
-  auto inside = [&](Vec3f q) {
-    return collider_sdf(s.shape, pose.rotation * q + pose.center, t).distance <= -pts.radius * (1.0f - 1e-4f);
+  auto inside = [&](Vec3f q, float slack = 0.0f) {
+    return collider_sdf(s.shape, pose.rotation * q + pose.center, t).distance <= -pts.radius * (1.0f - 1e-4f) + slack;
+  };
+  // Within the swept shape: inside it moved back along the sweep by some
+  // share of it. Tried at steps of at most a quarter spacing, each with half
+  // a step of slack: a distance changes no faster than the point moves, so
+  // no stretch of the sweep deep enough inside is missed between two tries.
+  const int sweep_steps = int(std::ceil(length(sweep) / (0.25f * spacing)));
+  const float slack = sweep_steps ? 0.5f * length(sweep) / float(sweep_steps) : 0.0f;
+  auto inside_swept = [&](Vec3f q) {
+    if (inside(q)) return true;
+    for (int a = 1; a <= sweep_steps; ++a)
+      if (inside(q - sweep * (float(a) / float(sweep_steps)), slack)) return true;
+    return false;
   };
   // A box or a sphere is filled by the centred lattice; a mesh by the one of
   // the eight half-spacing shifts that holds the most sites (the centred one
@@ -112,10 +130,26 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
       if (count > best) best = count, phase = ph;
     }
   }
-  // The particles that can be near a site: within a spacing of the shape's world bounds.
+  // The lattice's index range over the swept bounds, one site beyond each
+  // end (for a shifted phase): site (i, j, k) with i in [lo_i[0], hi_i[0]].
+  const float mids[3] = {mid.x, mid.y, mid.z}, los[3] = {slo.x, slo.y, slo.z}, his[3] = {shi.x, shi.y, shi.z},
+              phs[3] = {phase.x, phase.y, phase.z};
+  const long counts[3] = {nx, ny, nz};
+  long lo_i[3], hi_i[3];
+  double total = 1;
+  for (int a = 0; a < 3; ++a) {
+    const float centre = 0.5f * float(counts[a] - 1) - phs[a];
+    lo_i[a] = std::min(-1L, long(std::floor((los[a] - mids[a]) / spacing + centre)) - 1);
+    hi_i[a] = std::max(counts[a], long(std::ceil((his[a] - mids[a]) / spacing + centre)) + 1);
+    total *= double(hi_i[a] - lo_i[a] + 1);
+  }
+  if (total > 5.0e7)
+    throw Error("source: its shape (swept by a frame's travel) holds more than 50 million particle sites; use a "
+                "larger particle radius");
+  // The particles that can be near a site: within a spacing of the swept shape's world bounds.
   Bounds3 near = empty_bounds();
   for (int c = 0; c < 8; ++c) {
-    const Vec3f q = vec3(c & 1 ? hi.x : lo.x, c & 2 ? hi.y : lo.y, c & 4 ? hi.z : lo.z);
+    const Vec3f q = vec3(c & 1 ? shi.x : slo.x, c & 2 ? shi.y : slo.y, c & 4 ? shi.z : slo.z);
     const Vec3f p = pose.rotation * q + pose.center;
     near = {vmin(near.lo, p), vmax(near.hi, p)};
   }
@@ -135,11 +169,11 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   std::vector<Site> sites;
   const uint64_t salt = splitmix(uint64_t(s.seed) << 32 | uint32_t(frame));
   uint64_t index = 0;
-  for (long k = -1; k <= nz; ++k)
-    for (long j = -1; j <= ny; ++j)
-      for (long i = -1; i <= nx; ++i, ++index) {
+  for (long k = lo_i[2]; k <= hi_i[2]; ++k)
+    for (long j = lo_i[1]; j <= hi_i[1]; ++j)
+      for (long i = lo_i[0]; i <= hi_i[0]; ++i, ++index) {
         const Vec3f q = local_site(i, j, k, phase);
-        if (!inside(q)) continue;
+        if (!inside_swept(q)) continue;
         const Vec3f site = pose.rotation * q + pose.center;
         const Vec3f p = site + pose.rotation * (vec3(float(hash_uniform(salt, index, 0)), float(hash_uniform(salt, index, 1)),
                                                      float(hash_uniform(salt, index, 2))) *
@@ -148,10 +182,17 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
         if (existing.near(p, 0.9f * spacing)) continue;
         sites.push_back({p, dot(p, s.velocity)});
       }
-  // Upstream first; ties in lattice order.
+  // Upstream first (ties in lattice order); when fewer are due than there
+  // are free sites, as many spread evenly over that order, so a source below
+  // its shape's capacity makes a thinner stream rather than a pulse.
   std::stable_sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.upstream < b.upstream; });
   const std::size_t n = std::min(want, sites.size());
   if (!s.fill) st.short_of = want - n;
+  if (n < sites.size()) {
+    std::vector<Site> spread(n);
+    for (std::size_t k = 0; k < n; ++k) spread[k] = sites[(2 * k + 1) * sites.size() / (2 * n)];
+    sites.swap(spread);
+  }
   // The source's attributes in the particles' types, checked before anything is added.
   std::vector<SourceAttribute> given = s.attributes;
   for (SourceAttribute& a : given) {

@@ -214,9 +214,10 @@ void register_sources(Registry& r) {
              "on a lattice of spacing 2 particle_radius (jittered) inside a box, a sphere or a closed mesh, at sites no "
              "particle is "
              "nearer to than 0.9 spacings, moving at `velocity`. rate: flow_rate m^3/s leaves it ((2r)^3 per "
-             "particle), the sites farthest upstream first, as from a nozzle (a source at least velocity / fps "
-             "thick along its velocity makes an unbroken stream); fill: every free site, every frame. Active from "
-             "`start` to `end` (frames).");
+             "particle) into the shape swept downstream by a frame's travel (velocity / fps), what flows out of it "
+             "over a frame, so that even a thin nozzle makes an unbroken stream; a rate below what that holds "
+             "spreads evenly over it. fill: every free site of the shape, every frame. Active from `start` to `end` "
+             "(frames).");
   s.input("mesh", "mesh", "A closed mesh, for shape 'mesh' (its own coordinates, moved by `center`).", true)
       .output("sources", "sources", "The source, for a solver's `sources` input.");
   placed_shape(s, {"box", "sphere", "mesh"}, "The source's shape.")

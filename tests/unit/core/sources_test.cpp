@@ -75,13 +75,46 @@ TEST(Sources, ARateSourceThatCannotEmptyReportsWhatDidNotFit) {
   const FluidSource s = box_source(0.02f);
   int32_t next = 0;
   std::size_t emitted = 0, short_of = 0;
-  for (int f = 1; f <= 24; ++f) {  // nothing carries the particles out: the box (500 sites) fills
+  // Nothing carries the particles out: the region a rate source fills, its
+  // box swept a frame's travel downstream (0.2 x (0.1 + 1/24) x 0.2 m:
+  // 10 x 7 x 10 sites), fills up.
+  for (int f = 1; f <= 24; ++f) {
     const EmitStats st = emit(p, s, f, 1, kFps, next);
     emitted += st.emitted;
     short_of += st.short_of;
   }
-  EXPECT_EQ(emitted, 500u);
+  EXPECT_EQ(emitted, 700u);
   EXPECT_EQ(emitted + short_of, 2500u);
+}
+
+// A source one particle thick (0.2 x 0.02 x 0.2 m) at 1 m/s: a frame's
+// travel (4.2 cm) is more than the shape holds, yet it emits its flow rate
+// (0.03 m^3/s: 156 particles a frame, of the 208 a frame's travel would
+// hold) as one unbroken stream: no gap along it wider than a spacing and
+// the jitter.
+TEST(Sources, AThinSourceEmitsAnUnbrokenStream) {
+  Points p = empty_liquid();
+  FluidSource s = box_source(0.03f);
+  s.shape.size = vec3(0.1f, 0.01f, 0.1f);
+  int32_t next = 0;
+  std::size_t emitted = 0, short_of = 0;
+  for (int f = 1; f <= 24; ++f) {
+    const EmitStats st = emit(p, s, f, 1, kFps, next);
+    emitted += st.emitted;
+    short_of += st.short_of;
+    advect(p, 1.0 / kFps);
+  }
+  EXPECT_EQ(short_of, 0u);
+  EXPECT_EQ(emitted, rate_total(s, 24, kFps, kR));
+  std::vector<float> y(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) y[i] = p.P()[i].y;
+  std::sort(y.begin(), y.end());
+  float gap = 0;
+  for (std::size_t i = 1; i < y.size(); ++i) gap = std::max(gap, y[i] - y[i - 1]);
+  std::printf("thin source: %zu particles over %.3f m of stream, the widest gap along it %.4f m\n", p.size(),
+              double(y.back() - y.front()), double(gap));
+  EXPECT_LE(gap, 2 * kR * (1 + 2 * 0.05f) + 1e-5f);
+  EXPECT_GE(min_distance(p), 0.9 * 2 * kR - 1e-6);
 }
 
 TEST(Sources, AFillSourceKeepsItsShapeFull) {

@@ -8,8 +8,11 @@
 // that spacing, moving at its velocity:
 //   rate   the volume flow_rate x (time since its start) leaves it in
 //          total, (2r)^3 per particle, so that over any span it emits the
-//          flow rate's particles; a frame takes the sites farthest upstream
-//          (against the velocity) first, as a nozzle would push them out;
+//          flow rate's particles; a frame's go into the shape swept
+//          downstream by a frame's travel (velocity / fps: what flows out
+//          of it over a frame, so a shape thinner than that still makes an
+//          unbroken stream), spread evenly over its free sites in order
+//          from upstream when fewer are due than they hold;
 //   fill   every free site, every frame (a shape kept full).
 // A sink removes the particles inside its shape (a plane: below it).
 #include <cstdint>
