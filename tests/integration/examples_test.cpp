@@ -39,6 +39,10 @@ TEST(Examples, CookTheirFirstFrames) {
     const std::string graph((std::istreambuf_iterator<char>(graph_file)), {});
     // A cloth is an open sheet; every other mesh written encloses a volume.
     const bool sheets = graph.find("\"Cloth\"") != std::string::npos;
+    // Liquid that only a source brings has none at the start frame: its
+    // particles, surface meshes and level sets may be empty there (a soft
+    // body's mesh beside it is not), and only there.
+    const bool poured = graph.find("FluidSource") != std::string::npos && graph.find("FluidBox") == std::string::npos;
     std::map<std::string, int> files;      // by extension
     std::map<std::string, int> sequences;  // by name with the frame number taken out
     for (const auto& f : fs::recursive_directory_iterator(out)) {
@@ -48,16 +52,16 @@ TEST(Examples, CookTheirFirstFrames) {
       std::string seq = f.path().filename().string();
       seq.erase(std::remove_if(seq.begin(), seq.end(), [](char ch) { return ch >= '0' && ch <= '9'; }), seq.end());
       ++sequences[seq];
+      const bool empty = poured && file.find(".0001.") != std::string::npos;
       if (ext == ".ply") {
         const eddy::Points p = eddy::read_ply_points(file);
-        // Liquid that only a source brings has none at the start frame.
-        const bool poured = graph.find("FluidSource") != std::string::npos && graph.find("FluidBox") == std::string::npos;
-        if (!(poured && file.find(".0001.") != std::string::npos)) {
+        if (!empty) {
           EXPECT_GT(p.size(), 0u) << file;
         }
         EXPECT_GT(p.radius, 0.0f) << file;
       } else if (ext == ".obj") {
         const eddy::MeshStats s = eddy::measure_mesh(eddy::read_mesh(file));
+        if (empty && s.triangles == 0) continue;
         EXPECT_GT(s.triangles, 0u) << file;
         EXPECT_EQ(s.nonmanifold_edges, 0u) << file;
         if (!sheets) {
@@ -74,7 +78,9 @@ TEST(Examples, CookTheirFirstFrames) {
         const eddy::Volume* surface = v.find("surface");
         ASSERT_NE(surface, nullptr) << file;
         EXPECT_EQ(surface->grid_class(), eddy::GridClass::LevelSet) << file;
-        EXPECT_GT(surface->active_voxels(), 0u) << file;
+        if (!empty) {
+          EXPECT_GT(surface->active_voxels(), 0u) << file;
+        }
       } else {
         ADD_FAILURE() << "unexpected file " << file;
       }
