@@ -46,20 +46,27 @@ void advect(Points& p, double dt) {
   for (std::size_t i = 0; i < p.size(); ++i) p.P()[i] += p.v()[i] * float(dt);
 }
 
+// Frames 1..24 of source s into p, the particles carried out at their
+// velocity after each when `carry`; the frames' counts summed.
+EmitStats one_second(Points& p, const FluidSource& s, bool carry) {
+  int32_t next = 0;
+  EmitStats sum;
+  for (int f = 1; f <= 24; ++f) {
+    const EmitStats st = emit(p, s, f, 1, kFps, next);
+    sum.emitted += st.emitted;
+    sum.short_of += st.short_of;
+    if (carry) advect(p, 1.0 / kFps);
+  }
+  return sum;
+}
+
 TEST(Sources, ARateSourceEmitsItsFlowRate) {
   // 0.02 m^3/s of particles of r = 1 cm: 2,500 a second.
   Points p = empty_liquid();
   const FluidSource s = box_source(0.02f);
-  int32_t next = 0;
-  std::size_t emitted = 0, short_of = 0;
-  for (int f = 1; f <= 24; ++f) {
-    const EmitStats st = emit(p, s, f, 1, kFps, next);
-    emitted += st.emitted;
-    short_of += st.short_of;
-    advect(p, 1.0 / kFps);
-  }
-  EXPECT_EQ(short_of, 0u);
-  EXPECT_EQ(emitted, 2500u);
+  const EmitStats st = one_second(p, s, true);
+  EXPECT_EQ(st.short_of, 0u);
+  EXPECT_EQ(st.emitted, 2500u);
   EXPECT_EQ(p.size(), 2500u);
   EXPECT_EQ(rate_total(s, 24, kFps, kR), 2500u);
   EXPECT_NEAR(double(p.size()) * std::pow(2.0 * kR, 3), 0.02, 1e-7);  // the volume is the flow rate's (r in float)
@@ -72,19 +79,12 @@ TEST(Sources, ARateSourceEmitsItsFlowRate) {
 
 TEST(Sources, ARateSourceThatCannotEmptyReportsWhatDidNotFit) {
   Points p = empty_liquid();
-  const FluidSource s = box_source(0.02f);
-  int32_t next = 0;
-  std::size_t emitted = 0, short_of = 0;
   // Nothing carries the particles out: the region a rate source fills, its
   // box swept a frame's travel downstream (0.2 x (0.1 + 1/24) x 0.2 m:
   // 10 x 7 x 10 sites), fills up.
-  for (int f = 1; f <= 24; ++f) {
-    const EmitStats st = emit(p, s, f, 1, kFps, next);
-    emitted += st.emitted;
-    short_of += st.short_of;
-  }
-  EXPECT_EQ(emitted, 700u);
-  EXPECT_EQ(emitted + short_of, 2500u);
+  const EmitStats st = one_second(p, box_source(0.02f), false);
+  EXPECT_EQ(st.emitted, 700u);
+  EXPECT_EQ(st.emitted + st.short_of, 2500u);
 }
 
 // A source one particle thick (0.2 x 0.02 x 0.2 m) at 1 m/s: a frame's
@@ -96,16 +96,9 @@ TEST(Sources, AThinSourceEmitsAnUnbrokenStream) {
   Points p = empty_liquid();
   FluidSource s = box_source(0.03f);
   s.shape.size = vec3(0.1f, 0.01f, 0.1f);
-  int32_t next = 0;
-  std::size_t emitted = 0, short_of = 0;
-  for (int f = 1; f <= 24; ++f) {
-    const EmitStats st = emit(p, s, f, 1, kFps, next);
-    emitted += st.emitted;
-    short_of += st.short_of;
-    advect(p, 1.0 / kFps);
-  }
-  EXPECT_EQ(short_of, 0u);
-  EXPECT_EQ(emitted, rate_total(s, 24, kFps, kR));
+  const EmitStats st = one_second(p, s, true);
+  EXPECT_EQ(st.short_of, 0u);
+  EXPECT_EQ(st.emitted, rate_total(s, 24, kFps, kR));
   std::vector<float> y(p.size());
   for (std::size_t i = 0; i < p.size(); ++i) y[i] = p.P()[i].y;
   std::sort(y.begin(), y.end());
