@@ -175,10 +175,13 @@ Result drive(const Scene& s, double h, const std::function<void()>& step, const 
   return r;
 }
 
-Result run_eddy(const Scene& s, double h) {
+// `block`: SAP's systems by the 6x6-block Cholesky (the default), else by
+// Eigen's scalar LDLT (the reference), to measure the one against the other.
+Result run_eddy(const Scene& s, double h, bool block = true) {
   RigidParams p;
   p.time_step = float(h);
   RigidSolver solver(p);
+  solver.set_block_factorisation(block);
   solver.load(bodies(s));
   solver.set_colliders(colliders(s));
   int k = 0;
@@ -334,14 +337,14 @@ Result run_bullet(const Scene& s, double h) {
 
 void report(const char* engine, const Result& r, const Result& eddy) {
   if (!r.ran) {
-    std::printf("  %-8s did not run (see the message above)\n", engine);
+    std::printf("  %-18s did not run (see the message above)\n", engine);
     return;
   }
-  std::printf("  %-8s %8.3f ms/step (%5.2fx Eddy's)  deepest %7.3f mm (end %7.3f mm)  top drift %8.3f mm  "
+  std::printf("  %-18s %8.3f ms/step (%5.2fx Eddy's)  deepest %7.3f mm (end %7.3f mm)  top drift %8.3f mm  "
               "fastest at end %.3f m/s\n",
               engine, r.ms_per_step, r.ms_per_step / eddy.ms_per_step, 1e3 * r.deepest, 1e3 * r.deepest_end,
               1e3 * r.top_drift, r.max_speed_end);
-  if (!r.detail.empty()) std::printf("           %s\n", r.detail.c_str());
+  if (!r.detail.empty()) std::printf("                     %s\n", r.detail.c_str());
 }
 
 }  // namespace
@@ -362,6 +365,7 @@ int main(int argc, char** argv) {
     std::printf("%s: %zu %s, %.0f s\n", s.name, s.boxes.size(), s.mesh ? "mesh bodies" : "boxes", s.seconds);
     const Result e = run_eddy(s, h);
     report("Eddy", e, e);
+    if (s.boxes.size() >= 100) report("Eddy (scalar LDLT)", run_eddy(s, h, false), e);
 #ifdef EDDY_HAVE_MUJOCO
     report("MuJoCo", run_mujoco(s, h), e);
 #endif

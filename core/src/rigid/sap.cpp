@@ -9,6 +9,8 @@
 #include <numbers>
 #include <unordered_map>
 
+#include "eddy/core/rigid/block_cholesky.h"
+
 namespace eddy {
 
 namespace {
@@ -181,8 +183,16 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     pair_block[i] = it->second;
   }
   std::vector<Mat66> blocks(block_at.size());
+  // The factorisation: 6x6 blocks (BlockCholesky), or Eigen's scalar
+  // SimplicialLDLT of the same matrix, the reference.
+  BlockCholesky chol;
+  std::vector<Mat66> diag_blocks, off_blocks;
+  if (prm.block_factorisation) {
+    chol.analyze(nb, {block_at.begin() + nb, block_at.end()});
+    diag_blocks.resize(std::size_t(nb));
+    off_blocks.resize(block_at.size() - std::size_t(nb));
+  }
   std::vector<Eigen::Triplet<double>> trip;
-  trip.reserve(std::size_t(21 * nb) + 36 * (block_at.size() - std::size_t(nb)));
   Eigen::SparseMatrix<double> H(n, n);
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
   bool analysed = false;
@@ -242,20 +252,27 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
           blocks[std::size_t(pair_block[i])].noalias() += JtG * row.s[1 - p].J;
       }
     }
-    trip.clear();
-    for (std::size_t k = 0; k < blocks.size(); ++k) {
-      const auto [bi, bj] = block_at[k];
-      for (int c = 0; c < 6; ++c)
-        for (int r = bi == bj ? c : 0; r < 6; ++r) trip.emplace_back(6 * bi + r, 6 * bj + c, blocks[k](r, c));
+    if (prm.block_factorisation) {
+      std::copy(blocks.begin(), blocks.begin() + nb, diag_blocks.begin());
+      std::copy(blocks.begin() + nb, blocks.end(), off_blocks.begin());
+      if (!chol.factorize(diag_blocks, off_blocks)) break;
+      dv = chol.solve(-grad);
+    } else {
+      trip.clear();
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        const auto [bi, bj] = block_at[k];
+        for (int c = 0; c < 6; ++c)
+          for (int r = bi == bj ? c : 0; r < 6; ++r) trip.emplace_back(6 * bi + r, 6 * bj + c, blocks[k](r, c));
+      }
+      H.setFromTriplets(trip.begin(), trip.end());
+      if (!analysed) {
+        ldlt.analyzePattern(H);
+        analysed = true;
+      }
+      ldlt.factorize(H);
+      if (ldlt.info() != Eigen::Success) break;
+      dv = ldlt.solve(-grad);
     }
-    H.setFromTriplets(trip.begin(), trip.end());
-    if (!analysed) {
-      ldlt.analyzePattern(H);
-      analysed = true;
-    }
-    ldlt.factorize(H);
-    if (ldlt.info() != Eigen::Success) break;
-    dv = ldlt.solve(-grad);
 
     // Exact line search: the cost along v + alpha dv is convex; its slope
     // phi'(alpha) = dv^T M (v + alpha dv - v*) - sum gamma_i(alpha) . J_i dv

@@ -81,6 +81,9 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   const std::vector<Vec3d>& impulses() const { return gamma_; }
   const std::vector<SapRegularisation>& regularisation() const { return reg_; }
   const SapStats& sap_stats() const { return sap_; }
+  // SAP's linear systems by the 6x6-block Cholesky (the default) or by
+  // Eigen's scalar LDLT, the reference (SapParams::block_factorisation).
+  void set_block_factorisation(bool on) { block_factorisation_ = on; }
 
  protected:
   void take_step(float dt, float time, StageClock& clock, RigidStepStats& s) override;
@@ -95,9 +98,10 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   SapStats sap_;
   SapProblem problem_;
   std::vector<Vec3d> w_end_, w_mid_;
-  std::vector<Vec3d> force_, torque_;  // external wrench per body (set_external_wrench)  // body axes: free rotation's end and midpoint velocities
+  std::vector<Vec3d> force_, torque_;  // external wrench per body (set_external_wrench)
   Eigen::VectorXd v_;
   RigidStageTimes times_;
+  bool block_factorisation_ = true;
 };
 
 struct RigidFrameStats {

@@ -65,6 +65,9 @@ struct SapParams {
   double abs_tolerance = 1e-14;  // the same, absolute (sqrt(J))
   int max_iterations = 100;      // Newton iterations
   SapModel model = SapModel::Sap;
+  // Newton's linear systems by the 6x6-block Cholesky (block_cholesky.h);
+  // false: Eigen's scalar SimplicialLDLT, the reference it is tested against.
+  bool block_factorisation = true;
 };
 
 // The regularisation of one contact.
