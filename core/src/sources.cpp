@@ -85,6 +85,8 @@ EmitStats emit(Points& pts, const FluidSource& s, int frame, int first, double f
   const Vec3f half = (hi - lo) * 0.5f, mid = (hi + lo) * 0.5f;
   auto sites_across = [&](float h) { return std::max(1L, long(std::floor(2.0f * h / spacing + 1e-4f))); };
   const long nx = sites_across(half.x), ny = sites_across(half.y), nz = sites_across(half.z);
+  if (double(nx) * double(ny) * double(nz) > 5.0e7)
+    throw Error("source: its shape holds more than 50 million particle sites; use a larger particle radius");
   // A rate source fills its shape swept downstream by a frame's travel,
   // velocity / fps (`sweep`, in the shape's frame): what flows out of it
   // over a frame, the newest particles in the shape and the oldest a frame's
