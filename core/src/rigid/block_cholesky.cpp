@@ -57,6 +57,7 @@ void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower
   }
   diag_.assign(std::size_t(n), Eigen::LLT<Mat66>());
   diag_l_.assign(std::size_t(n), Mat66::Zero());
+  diag_inv_.assign(std::size_t(n), Mat66::Zero());
 }
 
 bool BlockCholesky::factorize(const std::vector<Mat66>& diagonal, const std::vector<Mat66>& off) {
@@ -78,12 +79,14 @@ bool BlockCholesky::factorize(const std::vector<Mat66>& diagonal, const std::vec
         else s.noalias() -= row[a++].value * rj[b++].value.transpose();
       }
       // L_ij = s L_jj^-T
-      e.value = diag_l_[std::size_t(j)].triangularView<Eigen::Lower>().solve(s.transpose()).transpose();
+      e.value.noalias() = s * diag_inv_[std::size_t(j)].transpose();
       d.noalias() -= e.value * e.value.transpose();
     }
     diag_[std::size_t(i)].compute(d);
     if (diag_[std::size_t(i)].info() != Eigen::Success) return false;
     diag_l_[std::size_t(i)] = diag_[std::size_t(i)].matrixL();
+    // Its inverse, once: each block below it in column i is then one product.
+    diag_inv_[std::size_t(i)] = diag_l_[std::size_t(i)].triangularView<Eigen::Lower>().solve(Mat66::Identity());
   }
   return true;
 }
@@ -94,10 +97,10 @@ Eigen::VectorXd BlockCholesky::solve(const Eigen::VectorXd& b) const {
   for (int i = 0; i < n_; ++i) {  // L y = P b
     Vec6 r = b.segment<6>(6 * body_[std::size_t(i)]);
     for (const Entry& e : rows_[std::size_t(i)]) r.noalias() -= e.value * y[std::size_t(e.col)];
-    y[std::size_t(i)] = diag_l_[std::size_t(i)].triangularView<Eigen::Lower>().solve(r);
+    y[std::size_t(i)].noalias() = diag_inv_[std::size_t(i)] * r;
   }
   for (int i = n_ - 1; i >= 0; --i) {  // L^T x = y, scattering each x_i into the rows above
-    y[std::size_t(i)] = diag_l_[std::size_t(i)].transpose().triangularView<Eigen::Upper>().solve(y[std::size_t(i)]);
+    y[std::size_t(i)] = (diag_inv_[std::size_t(i)].transpose() * y[std::size_t(i)]).eval();
     for (const Entry& e : rows_[std::size_t(i)]) y[std::size_t(e.col)].noalias() -= e.value.transpose() * y[std::size_t(i)];
   }
   Eigen::VectorXd x(6 * n_);

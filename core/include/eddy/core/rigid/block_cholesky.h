@@ -46,6 +46,7 @@ class BlockCholesky {
   std::vector<std::vector<Entry>> rows_;  // row k of L below the diagonal, by column ascending
   std::vector<Eigen::LLT<Mat66>> diag_;   // L_kk as the Cholesky factor of its Schur complement
   std::vector<Mat66> diag_l_;             // L_kk itself
+  std::vector<Mat66> diag_inv_;           // L_kk^-1
 };
 
 }  // namespace eddy
