@@ -102,6 +102,20 @@ void check_mesh(const Mesh& m, const std::string& source) {
                 " points");
 }
 
+Bounds3 mesh_bounds(const Mesh& m) {
+  Bounds3 b = empty_bounds();
+  for (const Vec3f& p : m.points) b = {vmin(b.lo, p), vmax(b.hi, p)};
+  return b;
+}
+
+void require_closed(const Mesh& m, const std::string& name) {
+  if (m.face_count() == 0) throw Error(name + " has no faces");
+  const MeshStats st = measure_mesh(m);
+  if (st.boundary_edges > 0)
+    throw Error(name + " is not closed (" + std::to_string(st.boundary_edges) +
+                " edges belong to one face only), so it has no inside");
+}
+
 MeshStats measure_mesh(const Mesh& m) {
   MeshStats s;
   struct HalfEdge {

@@ -212,13 +212,8 @@ float MeshDistance::distance_to(Vec3f p, uint32_t t) const {
 SampledSdf sdf_grid_over(const Mesh& mesh, double dx, double margin) {
   if (!(dx > 0)) throw Error("voxel size must be positive, got " + std::to_string(dx));
   if (mesh.points.empty()) throw Error("the mesh has no points");
-  Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
-  for (const auto& p : mesh.points) {
-    lo = vmin(lo, p);
-    hi = vmax(hi, p);
-  }
-  lo = lo - vec3(float(margin));
-  hi = hi + vec3(float(margin));
+  const Bounds3 b = mesh_bounds(mesh);
+  const Vec3f lo = b.lo - vec3(float(margin)), hi = b.hi + vec3(float(margin));
   SampledSdf out;
   out.dx = float(dx);
   const float lo_a[3] = {lo.x, lo.y, lo.z}, hi_a[3] = {hi.x, hi.y, hi.z};

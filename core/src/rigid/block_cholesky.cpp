@@ -29,7 +29,7 @@ void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower
     const int a = perm_[std::size_t(lower[e].first)], b = perm_[std::size_t(lower[e].second)];
     // H's block (first, second) sits at (a, b); in L's lower triangle it is
     // (max, min), transposed when a < b.
-    h[std::size_t(std::max(a, b))].push_back({std::min(a, b), int(e), a < b, Mat66::Zero()});
+    h[std::size_t(std::max(a, b))].push_back({std::min(a, b), n + int(e), a < b, Mat66::Zero()});
   }
   // Row patterns of L with their fill: row i holds column j < i when j is
   // reached from one of H's columns in row i by climbing the elimination
@@ -60,17 +60,17 @@ void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower
   diag_inv_.assign(std::size_t(n), Mat66::Zero());
 }
 
-bool BlockCholesky::factorize(const std::vector<Mat66>& diagonal, const std::vector<Mat66>& off) {
+bool BlockCholesky::factorize(const std::vector<Mat66>& blocks) {
   for (int i = 0; i < n_; ++i) {
     std::vector<Entry>& row = rows_[std::size_t(i)];
-    Mat66 d = diagonal[std::size_t(body_[std::size_t(i)])];
+    Mat66 d = blocks[std::size_t(body_[std::size_t(i)])];
     for (std::size_t m = 0; m < row.size(); ++m) {
       Entry& e = row[m];
       const int j = e.col;
       // H_ij - sum over k < j of L_ik L_jk^T: row i's and row j's columns in common.
       Mat66 s = e.source < 0 ? Mat66::Zero()
-                             : (e.transpose ? Mat66(off[std::size_t(e.source)].transpose())
-                                            : off[std::size_t(e.source)]);
+                             : (e.transpose ? Mat66(blocks[std::size_t(e.source)].transpose())
+                                            : blocks[std::size_t(e.source)]);
       const std::vector<Entry>& rj = rows_[std::size_t(j)];
       std::size_t a = 0, b = 0;
       while (a < m && b < rj.size()) {

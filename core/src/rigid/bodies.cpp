@@ -130,10 +130,7 @@ void BodyMesh::finish(double sample_spacing) {
 
 BodyMeshPlacement body_mesh(const Mesh& mesh, double voxel_size, int threads) {
   if (!(voxel_size > 0) || !std::isfinite(voxel_size)) throw Error("a mesh body's voxel size must be positive");
-  const MeshStats st = measure_mesh(mesh);
-  if (st.boundary_edges > 0)
-    throw Error("the mesh is not closed (" + std::to_string(st.boundary_edges) +
-                " edges belong to one face only), so it has no inside");
+  require_closed(mesh, "the mesh");
   const MassProperties m = mesh_mass_properties(mesh, 1.0);
   // Principal axes: the eigenvectors of the inertia tensor, a right-handed frame.
   Eigen::SelfAdjointEigenSolver<Mat3d> eig(m.inertia);

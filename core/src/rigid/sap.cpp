@@ -186,12 +186,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
   // The factorisation: 6x6 blocks (BlockCholesky), or Eigen's scalar
   // SimplicialLDLT of the same matrix, the reference.
   BlockCholesky chol;
-  std::vector<Mat66> diag_blocks, off_blocks;
-  if (prm.block_factorisation) {
-    chol.analyze(nb, {block_at.begin() + nb, block_at.end()});
-    diag_blocks.resize(std::size_t(nb));
-    off_blocks.resize(block_at.size() - std::size_t(nb));
-  }
+  if (prm.block_factorisation) chol.analyze(nb, {block_at.begin() + nb, block_at.end()});
   std::vector<Eigen::Triplet<double>> trip;
   Eigen::SparseMatrix<double> H(n, n);
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
@@ -253,9 +248,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
       }
     }
     if (prm.block_factorisation) {
-      std::copy(blocks.begin(), blocks.begin() + nb, diag_blocks.begin());
-      std::copy(blocks.begin() + nb, blocks.end(), off_blocks.begin());
-      if (!chol.factorize(diag_blocks, off_blocks)) break;
+      if (!chol.factorize(blocks)) break;
       dv = chol.solve(-grad);
     } else {
       trip.clear();

@@ -118,17 +118,11 @@ class MergeNode final : public Node {
 
 std::shared_ptr<const std::vector<float>> sample_mesh_shape(CookContext& ctx, const Mesh& mesh, double dx,
                                                             Collider& c) {
-  if (mesh.face_count() == 0) throw Error("input 'mesh' has no faces");
-  const MeshStats st = measure_mesh(mesh);
-  if (st.boundary_edges > 0)
-    throw Error("input 'mesh' is not closed (" + std::to_string(st.boundary_edges) +
-                " edges belong to one face only), so it has no inside");
-  Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
-  for (const auto& p : mesh.points) {
-    lo = vmin(lo, p);
-    hi = vmax(hi, p);
+  require_closed(mesh, "input 'mesh'");
+  if (dx <= 0) {
+    const Bounds3 b = mesh_bounds(mesh);
+    dx = max_component(b.hi - b.lo) / 64.0;
   }
-  if (dx <= 0) dx = max_component(hi - lo) / 64.0;
   // A margin of a few voxels keeps the sampled box's own edge away from the surface.
   SampledSdf sdf = mesh_to_sdf(mesh, dx, 4.0 * dx, ctx.threads());
   const Collider g = grid_collider(sdf);

@@ -97,18 +97,11 @@ class FromMeshNode final : public Node {
  public:
   void cook(CookContext& ctx) override {
     const auto mesh = ctx.input<Mesh>("mesh");
-    if (mesh->face_count() == 0) throw Error(ctx.where() + ": input 'mesh' has no faces");
-    const MeshStats st = measure_mesh(*mesh);
-    if (st.boundary_edges > 0)
-      throw Error(ctx.where() + ": input 'mesh' is not closed (" + std::to_string(st.boundary_edges) +
-                  " edges belong to one face only), so it has no inside to fill");
+    require_closed(*mesh, ctx.where() + ": input 'mesh'");
     const double r = ctx.param_float("particle_radius");
     const Vec3f center = ctx.param_vec3f("center"), vel = ctx.param_vec3f("velocity");
-    Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
-    for (const auto& p : mesh->points) {
-      lo = vmin(lo, p);
-      hi = vmax(hi, p);
-    }
+    const Bounds3 bounds = mesh_bounds(*mesh);
+    const Vec3f lo = bounds.lo, hi = bounds.hi;
     const double spacing = 2.0 * r;
     int64_t n[3];
     double count = 1;

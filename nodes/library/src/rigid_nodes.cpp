@@ -162,9 +162,8 @@ class RigidBodyNode final : public Node {
     if (mesh->face_count() == 0) throw Error(ctx.where() + ": input 'mesh' has no faces");
     double dx = ctx.param_float("voxel_size");
     if (dx <= 0) {
-      Vec3f lo = vec3(1e30f), hi = vec3(-1e30f);
-      for (const Vec3f& p : mesh->points) lo = vmin(lo, p), hi = vmax(hi, p);
-      dx = max_component(hi - lo) / 40.0;
+      const Bounds3 b = mesh_bounds(*mesh);
+      dx = max_component(b.hi - b.lo) / 40.0;
     }
     if (mesh != mesh_ || dx != dx_ || !placement_.shape) {
       try {

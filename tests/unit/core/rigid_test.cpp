@@ -326,7 +326,9 @@ TEST(BlockCholesky, SolvesAsADenseFactorisationDoes) {
     for (int i = 0; i < 6 * n; ++i) b[i] = g(rng);
     BlockCholesky chol;
     chol.analyze(n, pairs);
-    ASSERT_TRUE(chol.factorize(diag, off));
+    std::vector<BlockCholesky::Mat66> blocks = diag;
+    blocks.insert(blocks.end(), off.begin(), off.end());
+    ASSERT_TRUE(chol.factorize(blocks));
     const Eigen::VectorXd x = chol.solve(b), ref = dense.llt().solve(b);
     EXPECT_LT((x - ref).norm(), 1e-10 * ref.norm()) << "trial " << trial;
     EXPECT_LT((dense * x - b).norm(), 1e-10 * b.norm());

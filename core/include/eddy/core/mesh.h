@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "eddy/core/reduce_ops.h"
 #include "eddy/core/vec.h"
 
 namespace eddy {
@@ -65,6 +66,11 @@ struct MeshStats {
   double sliver_share = 0;             // share of triangles with an angle under 10 degrees
 };
 MeshStats measure_mesh(const Mesh& mesh);
+// The bounds of the mesh's points (empty_bounds() for none).
+Bounds3 mesh_bounds(const Mesh& mesh);
+// Throws eddy::Error naming the mesh as `name` ("input 'mesh'") when it has
+// no faces or is not closed, so that it has no inside to fill or sample.
+void require_closed(const Mesh& mesh, const std::string& name);
 
 // OBJ (v, vn, f with v, v/t, v//n, v/t/n; polygons of more than four sides
 // are fanned into triangles) and binary little-endian PLY (vertex x y z

@@ -27,16 +27,17 @@ class BlockCholesky {
   // n bodies; `lower` the off-diagonal blocks (row body > column body), in
   // the order factorize() will be given their values.
   void analyze(int n, const std::vector<std::pair<int, int>>& lower);
-  // diagonal: n blocks; off: one per `lower` pair (the block at (row,
-  // column) of H). False when H is not positive definite.
-  bool factorize(const std::vector<Mat66>& diagonal, const std::vector<Mat66>& off);
+  // blocks: H's n diagonal blocks, body by body, then one block per `lower`
+  // pair (the block at (row, column) of H). False when H is not positive
+  // definite.
+  bool factorize(const std::vector<Mat66>& blocks);
   // x = H^-1 b (6 n entries, body by body).
   Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
 
  private:
   struct Entry {
     int col;       // permuted column block
-    int source;    // index into `off` of H's block here, or -1 (fill)
+    int source;    // index into factorize()'s blocks of H's block here, or -1 (fill)
     bool transpose;  // H's block is stored as (column, row): take its transpose
     Mat66 value;
   };

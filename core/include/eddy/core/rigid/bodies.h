@@ -78,11 +78,12 @@ struct BodyGeometry {
 // A closed mesh, wound outward, as a body's shape: moved to its centre of
 // mass and turned onto its principal axes, its signed distance sampled at
 // `voxel_size` (m, > 0) and its surface samples `2 voxel_size` apart.
-// `from_body` receives the body frame's placement in the mesh's own frame
-// (p_mesh = from_body * p_body): a body placed with orientation q at x
-// stands where the mesh, turned by q * from_body.rotation(), would stand
-// with its centre of mass at x. Throws eddy::Error for a mesh that is not
-// closed or encloses no volume. `threads` as CpuExecutor's.
+// The placement returned says where the body frame sits in the mesh's own
+// frame (p_mesh = center_of_mass + axes * p_body): a body placed with
+// orientation q * axes at x stands where the mesh, turned by q about its
+// centre of mass, would stand with that centre at x. Throws eddy::Error for
+// a mesh that is not closed or encloses no volume. `threads` as
+// CpuExecutor's.
 struct BodyMeshPlacement {
   std::shared_ptr<const BodyMesh> shape;
   Vec3d center_of_mass = Vec3d::Zero();   // in the mesh's frame
