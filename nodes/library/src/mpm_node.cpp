@@ -156,8 +156,8 @@ void register_mpm(Registry& r) {
         "particle's material comes from its integer `material` attribute (0 water, 1 jelly, 2 snow, 3 sand; set by "
         "MPMMaterial) or from `material`. Water follows a J-based equation of state, jelly fixed corotated "
         "elasticity, snow Stomakhin et al. 2013's plasticity with hardening, sand Drucker-Prager plasticity in "
-        "Hencky strain (Klar et al. 2016). Colliders act on grid nodes (sticky, slip or separate with their "
-        "friction); the domain box's faces are walls, and only blocks of the grid near particles are allocated. "
+        "Hencky strain (Klar et al. 2016). Colliders act on the grid nodes where the material touches them (its "
+        "volume fraction and theirs overfill the node), sticky, slip or separate with their friction; the domain box's faces are walls, and only blocks of the grid near particles are allocated. "
         "Substeps adapt to the CFL and elastic wave speed. SI units. Stops with an error naming the frame when "
         "the simulation becomes unstable.",
         "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "

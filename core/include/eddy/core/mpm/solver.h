@@ -92,6 +92,36 @@ EDDY_HD_INLINE Vec3f wall_velocity(int rule, Vec3f v, Vec3f n, Vec3f vw, float f
   return vw + vt;
 }
 
+// The share of a node's cell a solid fills when it is smeared by the same
+// B-spline as the material's particles: the kernel's integral over the
+// solid's half-space, for a node `u` cells outside its (locally flat)
+// surface. 1/2 on the surface, 0 from 1.5 cells out, 1 from 1.5 cells in.
+EDDY_HD_INLINE float solid_fraction(float u) {
+  const float a = -u;  // cells inside
+  if (a <= -1.5f) return 0.0f;
+  if (a <= -0.5f) return (1.5f + a) * (1.5f + a) * (1.5f + a) * (1.0f / 6.0f);
+  if (a <= 0.5f) return 1.0f / 6.0f + 0.75f * (a + 0.5f) - (a * a * a + 0.125f) * (1.0f / 3.0f);
+  if (a <= 1.5f) return 1.0f - (1.5f - a) * (1.5f - a) * (1.5f - a) * (1.0f / 6.0f);
+  return 1.0f;
+}
+
+// Whether the material at a node touches a solid (Bardenhagen et al. 2000's
+// multi-material contact, the solid's share taken from its signed
+// distance): the material's volume fraction there, V_p sum_p w_ip / dx^3,
+// and the solid's overfill the cell. Both smeared alike, the two fractions
+// sum to exactly 1 at every node between them when the material's edge lies
+// on the surface, and to more wherever it overlaps, wherever the surface
+// lies in the grid. Farther than half a cell out (a solid share under 1/6)
+// the overfill must also clear the noise of the particles' sampled fraction
+// (a percent or two once they are disordered), by a margin growing to 1/12
+// at the kernel's reach: without it, nodes a cell off a surface, full of
+// material, were held at random, and the material stuck to solids moving
+// into it.
+EDDY_HD_INLINE bool in_contact(float material_fraction, float distance_cells) {
+  const float solid = solid_fraction(distance_cells);
+  return solid > 0.0f && material_fraction + solid > 1.0f + 0.5f * fmaxf(0.0f, 1.0f / 6.0f - solid);
+}
+
 }  // namespace mpm
 
 template <class Exec>
@@ -102,6 +132,14 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
   MpmSolverT(const MpmParams& p, Exec ex) : Base(p, std::move(ex)) { validate(p); }
 
   std::size_t dropped() const override { return dropped_; }
+  // Two-way coupling: a collider's impulse on the material is the momentum
+  // its boundary rule changes at the grid nodes it holds, m_i (v_after -
+  // v_before), each node's moment taken at its position.
+  bool measures_reactions() const override { return true; }
+  void track_reactions(bool on) override { reactions_.enable(on); }
+  void reactions(std::vector<ColliderImpulse>& out, uint64_t* lost) const override {
+    reactions_.sum(ex_, gx_, ncoll_, out, lost);
+  }
   float dx() const override { return c_.dx; }
   float particle_volume() const override { return c_.volume; }
   float wave_speed() const override { return wave_speed_; }
@@ -259,7 +297,7 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
 
   // The grid: node arrays and the node block tables.
   std::size_t grid_bytes() const override {
-    return gm_.size() * 4 + (gv_.size() + gv_old_.size()) * sizeof(Vec3f) + bins_.table_bytes();
+    return (gm_.size() + gw_.size()) * 4 + (gv_.size() + gv_old_.size()) * sizeof(Vec3f) + bins_.table_bytes();
   }
   std::size_t memory_bytes() const override {
     const std::size_t particles = (x_.size() + v_.size() + tmp3_.size()) * sizeof(Vec3f) +
@@ -273,7 +311,9 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     float c = wave_speed_;
     if (snow_) c = std::max(c, snow_wave_ * std::sqrt(hardening_max_));
     float dt = params_.max_dt;
-    dt = std::min(dt, params_.cfl * c_.dx / (c + max_speed_));
+    // A partner's surfaces on the grid (bodies) count as the material does.
+    const float v = std::max(max_speed_, this->partner() ? float(this->partner()->max_speed()) : 0.0f);
+    dt = std::min(dt, params_.cfl * c_.dx / (c + v));
     if (water_) dt = std::min(dt, viscous_dt_limit(c_.dx, params_.materials[0].density, c_.viscosity));
     return dt;
   }
@@ -337,6 +377,7 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     const size_t nodes = size_t(bins_.node_blocks()) * 64;
     grow_buffer(gm_, nodes);
     grow_buffer(gv_, nodes);
+    if (ncoll_) grow_buffer(gw_, nodes);
     if (params_.transfer == MpmTransfer::Flip) grow_buffer(gv_old_, nodes);
   }
 
@@ -367,7 +408,7 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     }
   }
   double node_bytes() const {
-    return 4.0 + sizeof(Vec3f) * (params_.transfer == MpmTransfer::Flip ? 2 : 1);
+    return (ncoll_ ? 8.0 : 4.0) + sizeof(Vec3f) * (params_.transfer == MpmTransfer::Flip ? 2 : 1);
   }
 
   // A_p = m C_p (APIC) - dt V (4 / dx^2) tau_p, packed with what P2G
@@ -403,13 +444,14 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     const uint32_t* nb_pb = bins_.nb_pb();
     float* gm = gm_.data();
     Vec3f* gv = gv_.data();
+    float* gw = ncoll_ ? gw_.data() : nullptr;
     ex_.for_each(bins_.node_blocks() * 64, [=] EDDY_HD(uint32_t q) {
       const uint32_t nb = q >> 6;
       const Int3 blk = pack.unpack(nbk[nb]);
       const int l = int(q & 63);
       const Int3 g{blk.x * 4 + (l & 3), blk.y * 4 + ((l >> 2) & 3), blk.z * 4 + ((l >> 4) & 3)};
       const Vec3f gi = vec3(float(g.x), float(g.y), float(g.z));  // in cells
-      float m = 0.0f;
+      float m = 0.0f, ws = 0.0f;
       Vec3f mv = vec3(0.0f);
       for (int dz = 0; dz < 3; ++dz)
         for (int dy = 0; dy < 3; ++dy)
@@ -427,11 +469,13 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
               const Vec3f fx = r.xs - base;
               const float w = mpm::bspline(dx, fx.x) * mpm::bspline(dy, fx.y) * mpm::bspline(dz, fx.z);
               m += w * r.mass;
+              ws += w;
               mv += w * (r.momentum + r.affine * (gi - r.xs));
             }
           }
       gm[q] = m;
       gv[q] = mv;
+      if (gw) gw[q] = ws;
     });
   }
 
@@ -444,9 +488,18 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
     Vec3f* gv_old = params_.transfer == MpmTransfer::Flip ? gv_old_.data() : nullptr;
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = ncoll_;
+    const float* gw = gw_.data();
+    const float fill = c.volume * c.inv_dx * c.inv_dx * c.inv_dx;  // a particle's share of a cell
     const ForceField* fields = fields_.data();
     const uint32_t nf = nfields_;
-    ex_.for_each(bins_.node_blocks() * 64, [=] EDDY_HD(uint32_t q) {
+    const uint32_t nodes = bins_.node_blocks() * 64;
+    if (reactions_.on()) {
+      reactions_.reset(ex_, nodes);
+      grow_buffer(gx_, nodes);
+    }
+    const ReactionView rv = reactions_.view();
+    Vec3f* gx = rv.on() ? gx_.data() : nullptr;
+    ex_.for_each(nodes, [=] EDDY_HD(uint32_t q) {
       const float m = gm[q];
       if (!(m > 0.0f)) {
         gv[q] = vec3(0.0f);
@@ -461,10 +514,14 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
           vec3(float(blk.x * 4 + (l & 3)), float(blk.y * 4 + ((l >> 2) & 3)), float(blk.z * 4 + ((l >> 4) & 3))) *
           c.dx;
       v += (c.gravity + fields_accel(fields, nf, xi, v)) * dt;
+      if (gx) gx[q] = xi;
       for (uint32_t k = 0; k < ncoll; ++k) {
         const SdfSample sd = collider_sdf(cols[k], xi, t_end);
-        if (sd.distance < 0.0f)
+        if (mpm::in_contact(gw[q] * fill, sd.distance * c.inv_dx)) {
+          const Vec3f before = v;
           v = mpm::wall_velocity(c.boundary, v, sd.normal, collider_velocity(cols[k], xi, t_end), cols[k].friction);
+          if (gx && (v.x != before.x || v.y != before.y || v.z != before.z)) rv.add(q, int32_t(k), (v - before) * m);
+        }
       }
       // Domain walls: the nodes within a cell of a face.
       const float xa[3] = {xi.x, xi.y, xi.z}, lo[3] = {c.domain_lo.x, c.domain_lo.y, c.domain_lo.z},
@@ -571,6 +628,8 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
   // Grid.
   Vec<float> gm_;
   Vec<Vec3f> gv_, gv_old_;
+  Vec<float> gw_;  // sum_p w_ip, the material's volume fraction at a node over V_p / dx^3 (with colliders)
+  Vec<Vec3f> gx_;  // node positions, kept only while reactions are measured
 };
 
 }  // namespace eddy
