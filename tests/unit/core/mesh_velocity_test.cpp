@@ -12,9 +12,11 @@
 #include <random>
 
 #include "eddy/core/collider.h"
+#include "eddy/core/cpu_executor.h"
 #include "eddy/core/mat3.h"
 #include "eddy/core/mesh_sdf.h"
 #include "eddy/core/mesh_velocity.h"
+#include "eddy/core/solver_buffers.h"
 
 namespace eddy {
 namespace {
@@ -231,6 +233,29 @@ TEST(MeshVelocity, ASequenceGivesItsPointsMotionOnlyWithTheSameFaces) {
   for (const Vec3f& x : v) EXPECT_LT(length(x - vec3(0.24f, 0.0f, 0.0f)), 1e-5f);
   b.quads.pop_back();
   EXPECT_TRUE(sequence_velocities(b, a, 24.0).empty());
+}
+
+// A solver's colliders sampled from one grid (bodies made from one mesh)
+// share one copy of its samples; each keeps its own placement, and reads
+// the same distances as the host's colliders.
+TEST(MeshSdf, CollidersSampledFromOneGridShareOneCopyOfIt) {
+  const SampledSdf box = mesh_to_sdf(box_mesh(vec3(0.0f), vec3(0.1f, 0.05f, 0.08f)), 0.01, 0.03);
+  const SampledSdf ball = mesh_to_sdf(box_mesh(vec3(0.0f), vec3(0.05f)), 0.01, 0.03);
+  std::vector<Collider> cs = {grid_collider(box), grid_collider(box), grid_collider(ball)};
+  cs[1].center = vec3(0.5f, 0.0f, 0.0f);
+  cs[2].center = vec3(0.0f, 0.5f, 0.0f);
+  const CpuExecutor ex(1);
+  DeviceColliders<CpuExecutor> device;
+  device.upload(ex, cs);
+  ASSERT_EQ(device.size(), 3u);
+  EXPECT_EQ(device.data()[0].grid, device.data()[1].grid);
+  EXPECT_NE(device.data()[0].grid, device.data()[2].grid);
+  EXPECT_NE(device.data()[0].grid, cs[0].grid);  // a copy, not the host's array
+  for (int k = 0; k < 3; ++k)
+    for (const Vec3f p : {vec3(0.02f, 0.07f, 0.0f), vec3(0.52f, -0.01f, 0.03f), vec3(0.01f, 0.46f, -0.02f)}) {
+      const SdfSample a = collider_sdf(cs[std::size_t(k)], p, 0.0f), b = collider_sdf(device.data()[k], p, 0.0f);
+      EXPECT_EQ(a.distance, b.distance) << "collider " << k;
+    }
 }
 
 }  // namespace

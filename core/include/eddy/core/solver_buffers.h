@@ -111,6 +111,18 @@ class DeviceColliders {
     for (std::size_t k = 0; k < cs.size(); ++k) {
       if (cs[k].type != ShapeType::Grid) continue;
       const std::size_t n = std::size_t(cs[k].grid_dims[0]) * cs[k].grid_dims[1] * cs[k].grid_dims[2];
+      // Colliders sampled from one grid (bodies made from one mesh) share
+      // one copy of it: a pile of 100 pebbles uploads one grid, not 100.
+      std::size_t j = 0;
+      while (j < k && !(cs[j].type == ShapeType::Grid && cs[j].grid == cs[k].grid &&
+                        cs[j].grid_velocity == cs[k].grid_velocity && local[j].grid_dims[0] == cs[k].grid_dims[0] &&
+                        local[j].grid_dims[1] == cs[k].grid_dims[1] && local[j].grid_dims[2] == cs[k].grid_dims[2]))
+        ++j;
+      if (j < k) {
+        local[k].grid = local[j].grid;
+        local[k].grid_velocity = local[j].grid_velocity;
+        continue;
+      }
       ex.upload(grids_[k], cs[k].grid, n);
       local[k].grid = grids_[k].data();
       if (cs[k].grid_velocity) {
