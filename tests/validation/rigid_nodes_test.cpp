@@ -22,7 +22,7 @@ std::string drop_scene(const std::string& out_dir) {
       {"id": "crate", "type": "RigidBody", "params": {"size": [0.3, 0.2, 0.25], "density": 600,
         "position": [0, 0.6, 0], "rotation": [20, 10, 35], "angular_velocity": [2, -1, 3]}},
       {"id": "ball", "type": "RigidBody", "params": {"name": "ball", "shape": "sphere", "radius": 0.08,
-        "position": [0.6, 0.4, 0]}},
+        "position": [0.6, 0.4, 0], "contact_stiffness": 20000}},
       {"id": "sim", "type": "RigidBodySolver"},
       {"id": "shapes", "type": "BodiesToMesh"},
       {"id": "write", "type": "WriteBodies", "params": {"path": ")" +
@@ -48,9 +48,11 @@ TEST(RigidNodes, ACrateAndABallDroppedOnAFloorComeToRestOnIt) {
   EXPECT_EQ(bodies->name[0], "crate");  // the node id when no name is given
   EXPECT_EQ(bodies->name[1], "ball");
   for (std::size_t i = 0; i < 2; ++i) EXPECT_LT(bodies->v[i].norm(), 0.05) << bodies->name[i] << " still moving";
-  // Resting on the floor: the ball's centre a radius up (to the contact's
-  // compliance, well under a millimetre), the crate's lowest corner on it.
-  EXPECT_NEAR(bodies->x[1].y(), 0.08, 1e-3);
+  // Resting on the floor: the rubber ball (its own contact stiffness, 2e4
+  // N/m) its weight over that into it, the crate's lowest corner on it (to
+  // the solver's stiff contact's compliance, well under a millimetre).
+  EXPECT_EQ(bodies->stiffness[1], 2e4);
+  EXPECT_NEAR(bodies->x[1].y(), 0.08 - bodies->mass[1] * 9.81 / 2e4, 1e-5);
   const auto mesh = e.cook("shapes", 36)->at("mesh").as<Mesh>();
   float lowest = 1e30f;
   for (std::size_t k = 0; k < 8; ++k) lowest = std::min(lowest, mesh->points[k].y);  // the crate's corners

@@ -163,11 +163,32 @@ std::size_t Bodies::add(const std::string& body_name, const BodyGeometry& g, dou
   mass.push_back(m.mass);
   inertia.push_back(m.inertia.diagonal());
   friction.push_back(body_friction);
+  stiffness.push_back(0.0);
+  dissipation.push_back(0.0);
   x.push_back(position);
   q.push_back(rotation.normalized());
   v.push_back(velocity);
   w.push_back(angular_velocity);
   return size() - 1;
+}
+
+void Bodies::set_contact(std::size_t i, double k, double tau) {
+  const std::string where = "body '" + name.at(i) + "'";
+  if (!(k >= 0) || !std::isfinite(k)) throw Error(where + ": contact stiffness must be 0 or more (N/m)");
+  if (!(tau >= 0) || !std::isfinite(tau)) throw Error(where + ": dissipation time must be 0 or more (s)");
+  stiffness[i] = k;
+  dissipation[i] = tau;
+}
+
+ContactParameters contact_parameters(double ka, double taua, double kb, double taub, double k0, double tau0) {
+  const bool a = ka > 0 || taua > 0, b = kb > 0 || taub > 0;
+  if (!a && !b) return {k0, tau0};
+  const ContactParameters A{ka > 0 ? ka : k0, taua > 0 ? taua : tau0}, B{kb > 0 ? kb : k0, taub > 0 ? taub : tau0};
+  if (!b) return A;
+  if (!a) return B;
+  const double k = A.stiffness * B.stiffness / (A.stiffness + B.stiffness);
+  const double ca = A.stiffness * A.tau, cb = B.stiffness * B.tau;
+  return {k, ca + cb > 0 ? ca * cb / (ca + cb) / k : 0.0};
 }
 
 void Bodies::append(const Bodies& o) {
@@ -177,6 +198,8 @@ void Bodies::append(const Bodies& o) {
   cat(mass, o.mass);
   cat(inertia, o.inertia);
   cat(friction, o.friction);
+  cat(stiffness, o.stiffness);
+  cat(dissipation, o.dissipation);
   cat(x, o.x);
   cat(q, o.q);
   cat(v, o.v);

@@ -15,10 +15,11 @@ const ParamTable<RigidParams>& rigid_param_table() {
         .real("time_step", &RigidParams::time_step, 1e-6, 0.1, "s",
               "Longest step; each frame takes equal steps of at most this.")
         .real("contact_stiffness", &RigidParams::contact_stiffness, 1.0, 1e12, "N/m",
-              "Stiffness k of each contact point (Kelvin-Voigt). Beyond what the step resolves, contact is as stiff "
-              "as the step allows (near_rigid).")
+              "Stiffness k of each contact point (Kelvin-Voigt) between surfaces without their own (a body's "
+              "contact_stiffness). Beyond what the step resolves, contact is as stiff as the step allows (near_rigid).")
         .real("dissipation_time", &RigidParams::dissipation_time, 0.0, 10.0, "s",
-              "Dissipation time scale tau of the contact: the force is -k (phi + tau dphi/dt).")
+              "Dissipation time scale tau of the contact, the force -k (phi + tau dphi/dt), between surfaces without "
+              "their own (a body's dissipation_time).")
         .real("friction_regularisation", &RigidParams::friction_regularisation, 1e-6, 1.0, "",
               "sigma of SAP's regularised friction: a body in stiction creeps at about sigma times the speed one "
               "step of its tangential load would give it (Castro et al. 2022: 1e-3).")
@@ -141,8 +142,14 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     // A contact's friction is the mean of its two surfaces'.
     const double other = c.b >= 0 ? B.friction[std::size_t(c.b)] : double(colliders_[std::size_t(c.collider)].friction);
     sc.mu = 0.5 * (B.friction[std::size_t(c.a)] + other);
-    sc.stiffness = params_.contact_stiffness;
-    sc.tau = params_.dissipation_time;
+    const std::size_t a = std::size_t(c.a);
+    const ContactParameters kc =
+        c.b >= 0 ? contact_parameters(B.stiffness[a], B.dissipation[a], B.stiffness[std::size_t(c.b)],
+                                      B.dissipation[std::size_t(c.b)], params_.contact_stiffness, params_.dissipation_time)
+                 : contact_parameters(B.stiffness[a], B.dissipation[a], 0.0, 0.0, params_.contact_stiffness,
+                                      params_.dissipation_time);
+    sc.stiffness = kc.stiffness;
+    sc.tau = kc.tau;
     penetration = std::max(penetration, -c.phi);
   }
   SapParams sp;

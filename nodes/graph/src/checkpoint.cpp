@@ -15,7 +15,7 @@ namespace eddy {
 namespace {
 
 constexpr char kMagic[] = "EDDYSTATE\n";
-constexpr uint32_t kVersion = 2;  // 2: points carry their detail values
+constexpr uint32_t kVersion = 3;  // 2: points carry their detail values; 3: bodies their contact stiffness
 
 // Appends plain values, strings and arrays to a byte string.
 struct Writer {
@@ -90,7 +90,7 @@ struct Reader {
 // sizes stand guard (on the platform they were counted on).
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(Mesh) == 5 * 24, "Mesh changed: save the new field in its checkpoint");
-static_assert(sizeof(Bodies) == 9 * 24, "Bodies changed: save the new field in its checkpoint");
+static_assert(sizeof(Bodies) == 11 * 24, "Bodies changed: save the new field in its checkpoint");
 static_assert(sizeof(BodyGeometry) == 8 + 5 * 8 + 16, "BodyGeometry changed: save the new field in its checkpoint");
 static_assert(sizeof(SampledSdf) == 12 + 12 + 4 + 4 + 24, "SampledSdf changed: save the new field in its checkpoint");
 static_assert(sizeof(SoftBodies) == 16 * 24 + sizeof(Mesh), "SoftBodies changed: save the new field in its checkpoint");
@@ -186,6 +186,8 @@ void save(Writer& w, const Bodies& b) {
   w.array(b.mass);
   w.vec3d(b.inertia);
   w.array(b.friction);
+  w.array(b.stiffness);
+  w.array(b.dissipation);
   w.vec3d(b.x);
   w.pod(uint64_t(b.q.size()));
   for (const Quatd& q : b.q) w.pod(std::array<double, 4>{q.w(), q.x(), q.y(), q.z()});
@@ -237,6 +239,8 @@ Bodies load_bodies(Reader& r) {
   b.mass = r.array<double>();
   b.inertia = r.vec3d();
   b.friction = r.array<double>();
+  b.stiffness = r.array<double>();
+  b.dissipation = r.array<double>();
   b.x = r.vec3d();
   b.q.resize(r.count(32));
   for (Quatd& q : b.q) {
@@ -245,7 +249,8 @@ Bodies load_bodies(Reader& r) {
   }
   b.v = r.vec3d();
   b.w = r.vec3d();
-  for (std::size_t k : {b.mass.size(), b.inertia.size(), b.friction.size(), b.x.size(), b.q.size(), b.v.size(), b.w.size()})
+  for (std::size_t k : {b.mass.size(), b.inertia.size(), b.friction.size(), b.stiffness.size(), b.dissipation.size(),
+                        b.x.size(), b.q.size(), b.v.size(), b.w.size()})
     if (k != n) r.damaged("bodies' arrays of different lengths");
   return b;
 }

@@ -135,6 +135,8 @@ class RigidBodyNode final : public Node {
               spin, friction);
       }
     }
+    for (std::size_t i = 0; i < b.size(); ++i)
+      b.set_contact(i, ctx.param_float("contact_stiffness"), ctx.param_float("dissipation_time"));
     char buf[200];
     if (b.size() == 0) std::snprintf(buf, sizeof buf, "no bodies (no input points)");
     else
@@ -272,6 +274,12 @@ void register_rigid(Registry& r) {
         .param_vec3("angular_velocity", {0.0, 0.0, 0.0}, {}, {}, "rad/s", "Initial angular velocity (world axes).")
         .param_float("friction", 0.5, 0.0, 10.0, "",
                      "Coulomb coefficient of the body's surface; a contact's is the mean of its two surfaces'.")
+        .param_float("contact_stiffness", 0.0, 0.0, 1e12, "N/m",
+                     "The body's own contact stiffness k (a rubber ball: 1e4); 0: the solver's. A surface with its "
+                     "own meets one without as a rigid one; two with their own are springs in series.")
+        .param_float("dissipation_time", 0.0, 0.0, 10.0, "s",
+                     "The body's own dissipation time scale tau of its Kelvin-Voigt contact (bounce: lower); 0: the "
+                     "solver's. Two surfaces with their own are dampers (k tau) in series.")
         .param_float("random_rotation", 0.0, 0.0, 180.0, "deg",
                      "With points: each body is turned further about a random axis by up to this angle.")
         .param_int("seed", 0, 0, {}, "", "With points: seed of the random turns.");

@@ -370,6 +370,59 @@ TEST(BlockCholesky, SapStepsAsWithTheScalarFactorisation) {
   EXPECT_LT(dv, 1e-6 * std::max(v, 1.0));
 }
 
+// A contact's stiffness and dissipation from its two surfaces': the
+// solver's where neither has its own, a surface's own against one without,
+// and two Kelvin-Voigt elements in series where both have theirs.
+TEST(RigidContact, ContactParametersCombineAsKelvinVoigtElementsInSeries) {
+  const double k0 = 1e8, tau0 = 0.02;
+  auto expect = [](ContactParameters c, double k, double tau) {
+    EXPECT_DOUBLE_EQ(c.stiffness, k);
+    EXPECT_DOUBLE_EQ(c.tau, tau);
+  };
+  expect(contact_parameters(0, 0, 0, 0, k0, tau0), k0, tau0);
+  expect(contact_parameters(1e4, 0.01, 0, 0, k0, tau0), 1e4, 0.01);
+  expect(contact_parameters(0, 0, 1e4, 0, k0, tau0), 1e4, tau0);  // its own k, the solver's tau
+  expect(contact_parameters(0, 0.05, 0, 0, k0, tau0), k0, 0.05);
+  // Springs 1e4 and 3e4 in series: 7,500 N/m; dampers 100 and 600 N s/m: 600 / 7 N s/m.
+  expect(contact_parameters(1e4, 0.01, 3e4, 0.02, k0, tau0), 7500.0, (600.0 / 7.0) / 7500.0);
+  expect(contact_parameters(3e4, 0.02, 1e4, 0.01, k0, tau0), 7500.0, (600.0 / 7.0) / 7500.0);
+}
+
+// A ball of its own stiffness k resting on the floor sinks into it by its
+// weight over k (the floor, without its own, is rigid beside it), and into a
+// box of the same stiffness by its weight over k / 2 (springs in series).
+// SAP's compliant normal at rest: gamma_n = h k (-phi0), its force k (-phi0).
+TEST(RigidContact, ASoftBallSinksByItsWeightOverItsContactStiffness) {
+  const double k = 2e4, r = 0.1;
+  BodyGeometry ball;
+  ball.shape = BodyShape::Sphere;
+  ball.radius = r;
+  BodyGeometry slab;
+  slab.half = Vec3d(0.3, 0.05, 0.3);
+  auto rest = [&](bool on_slab) {
+    Bodies b;
+    if (on_slab) b.add("slab", slab, 1000.0, Vec3d(0, 0.05, 0));
+    b.add("ball", ball, 1000.0, Vec3d(0, (on_slab ? 0.1 : 0.0) + r, 0));
+    for (std::size_t i = 0; i < b.size(); ++i) b.set_contact(i, k, 0.0);
+    RigidSolver s{RigidParams{}};
+    s.load(b);
+    Collider floor;
+    floor.type = ShapeType::Plane;
+    s.set_colliders({floor});
+    for (int n = 0; n < 1500; ++n) s.step(1e-3f, float(n * 1e-3));  // at rest within 0.2 s (damping ratio 0.7)
+    const Bodies& e = s.bodies();
+    const std::size_t i = on_slab ? 1 : 0;
+    const double under = on_slab ? e.x[0].y() + slab.half.y() : 0.0;
+    return std::make_pair(under + r - e.x[i].y(), e.mass[i] * 9.81);
+  };
+  const auto [floor_depth, weight] = rest(false);
+  const auto [slab_depth, weight2] = rest(true);
+  std::printf("ball of %.2f N: %.4f mm into the floor (W / k %.4f), %.4f mm into the slab (2 W / k %.4f)\n", weight,
+              1e3 * floor_depth, 1e3 * weight / k, 1e3 * slab_depth, 2e3 * weight2 / k);
+  EXPECT_NEAR(floor_depth, weight / k, 0.01 * weight / k);
+  EXPECT_NEAR(slab_depth, 2.0 * weight2 / k, 0.01 * 2.0 * weight2 / k);
+}
+
 // The Lagged model's projection: the normal part max(0, y_n), the
 // tangential part clamped to the disc of the frozen bound; its derivative
 // matches finite differences, and G = dgamma/dy R^-1 is symmetric, in

@@ -39,6 +39,7 @@ Outputs sample_outputs() {
   g.half_height = 0.2;
   b.add("crate", g, 500.0, Vec3d(1, 2, 3), Quatd(Eigen::AngleAxisd(0.3, Vec3d(0, 1, 1).normalized())),
         Vec3d(0, -1, 0), Vec3d(0.1, 0.2, 0.3), 0.4);
+  b.set_contact(0, 2.5e4, 0.005);
   // Two bodies of one mesh: saved once, shared again when read.
   const BodyMeshPlacement lemon = body_mesh(sphere_mesh(0.1f, 6, 8), 0.02);
   BodyGeometry mg;
@@ -88,6 +89,9 @@ TEST(Checkpoint, EveryValueComesBackBitForBit) {
   EXPECT_EQ(bo.geometry[0].shape, BodyShape::Capsule);
   EXPECT_EQ(bo.q[0].coeffs(), in.at("bodies").as<Bodies>()->q[0].coeffs());
   EXPECT_EQ(bo.friction[0], 0.4);
+  EXPECT_EQ(bo.stiffness[0], 2.5e4);
+  EXPECT_EQ(bo.dissipation[0], 0.005);
+  EXPECT_EQ(bo.stiffness[1], 0.0);
   const BodyMesh& mi = *in.at("bodies").as<Bodies>()->geometry[1].mesh;
   ASSERT_EQ(bo.geometry[1].shape, BodyShape::Mesh);
   EXPECT_EQ(bo.geometry[1].mesh, bo.geometry[2].mesh);

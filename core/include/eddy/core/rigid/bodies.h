@@ -107,6 +107,20 @@ MassProperties mass_properties(const BodyGeometry& g, double density);
 // encloses no positive volume.
 MassProperties mesh_mass_properties(const Mesh& mesh, double density);
 
+// A contact's stiffness k (N/m) and dissipation time scale tau (s) from its
+// two surfaces'. A surface's own values (0: the solver's, `k0` and `tau0`, in
+// their place) hold where it has any; one with neither is rigid beside one
+// that has them, and a contact between two such takes the solver's. Two
+// surfaces with their own are two Kelvin-Voigt elements in series: springs
+// k = k_a k_b / (k_a + k_b), dampers c = k tau likewise, tau = c / k =
+// tau_a tau_b (k_a + k_b) / (k_a tau_a + k_b tau_b).
+struct ContactParameters {
+  double stiffness = 0, tau = 0;
+};
+// `ka`, `taua`, `kb`, `taub`: the surfaces' own values (0: none); a collider
+// has none.
+ContactParameters contact_parameters(double ka, double taua, double kb, double taub, double k0, double tau0);
+
 // The bodies of a scene (n of each; sizes in the comments).
 struct Bodies {
   std::vector<std::string> name;         // (n)
@@ -114,6 +128,9 @@ struct Bodies {
   std::vector<double> mass;              // (n) kg
   std::vector<Vec3d> inertia;            // (n) kg m^2, principal moments I0 (body axes)
   std::vector<double> friction;          // (n) Coulomb coefficient of the surface
+  // (n) the surface's own contact stiffness k (N/m) and dissipation time
+  // scale tau (s); 0: none of its own (see contact_parameters).
+  std::vector<double> stiffness, dissipation;
   std::vector<Vec3d> x;                  // (n) m, centre of mass, world
   std::vector<Quatd> q;                  // (n) unit quaternion, body -> world
   std::vector<Vec3d> v;                  // (n) m/s, velocity of the centre of mass, world
@@ -128,6 +145,10 @@ struct Bodies {
                   const Vec3d& angular_velocity = Vec3d::Zero(), double friction = 0.5);
   // Appends every body of `other`.
   void append(const Bodies& other);
+  // Gives body i's surface its own contact stiffness k (N/m) and dissipation
+  // time scale tau (s); 0 leaves either to the solver. Throws eddy::Error
+  // naming the body for a negative or non-finite value.
+  void set_contact(std::size_t i, double stiffness, double dissipation);
 
   // World-axes inertia tensor R I0 R^T of body i.
   Mat3d inertia_world(std::size_t i) const;
