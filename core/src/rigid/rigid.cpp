@@ -146,7 +146,8 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     const ContactParameters kc =
         c.b >= 0 ? contact_parameters(B.stiffness[a], B.dissipation[a], B.stiffness[std::size_t(c.b)],
                                       B.dissipation[std::size_t(c.b)], params_.contact_stiffness, params_.dissipation_time)
-                 : contact_parameters(B.stiffness[a], B.dissipation[a], 0.0, 0.0, params_.contact_stiffness,
+                 : contact_parameters(B.stiffness[a], B.dissipation[a], colliders_[std::size_t(c.collider)].stiffness,
+                                      colliders_[std::size_t(c.collider)].dissipation, params_.contact_stiffness,
                                       params_.dissipation_time);
     sc.stiffness = kc.stiffness;
     sc.tau = kc.tau;

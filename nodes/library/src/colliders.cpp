@@ -40,6 +40,8 @@ Collider common(const CookContext& ctx, ShapeType type, const char* at) {
   c.angular_velocity = ctx.param_vec3f("angular_velocity");
   c.friction = static_cast<float>(ctx.param_float("friction"));
   c.restitution = static_cast<float>(ctx.param_float("restitution"));
+  c.stiffness = static_cast<float>(ctx.param_float("contact_stiffness"));
+  c.dissipation = static_cast<float>(ctx.param_float("dissipation_time"));
   if (ctx.spec().find_param("mode")) c.inside = ctx.param_string("mode") == "container" ? 1 : 0;
   const double f = ctx.frame();
   c.center = ctx.param_vec3f_at(at, f);
@@ -231,7 +233,12 @@ void contact_params(NodeSpec& s) {
       .param_float("friction", 0.0, 0.0, 10.0, "",
                    "Coulomb friction coefficient at contact (0: free slip).")
       .param_float("restitution", 0.0, 0.0, 1.0, "",
-                   "Share of the normal approach speed given back at contact (0: no bounce, right for liquids).");
+                   "Share of the normal approach speed given back at contact (0: no bounce, right for liquids).")
+      .param_float("contact_stiffness", 0.0, 0.0, 1e12, "N/m",
+                   "Rigid bodies: the surface's own contact stiffness k (a rubber mat: 1e4); 0: the body's or the "
+                   "solver's. Two surfaces with their own are springs in series.")
+      .param_float("dissipation_time", 0.0, 0.0, 10.0, "s",
+                   "Rigid bodies: the surface's own dissipation time scale tau; 0: the body's or the solver's.");
 }
 
 }  // namespace

@@ -389,8 +389,9 @@ TEST(RigidContact, ContactParametersCombineAsKelvinVoigtElementsInSeries) {
 }
 
 // A ball of its own stiffness k resting on the floor sinks into it by its
-// weight over k (the floor, without its own, is rigid beside it), and into a
-// box of the same stiffness by its weight over k / 2 (springs in series).
+// weight over k (the floor, without its own, is rigid beside it), into a
+// box of the same stiffness by its weight over k / 2 (springs in series),
+// and a ball without its own into a floor of stiffness k as the soft ball.
 // SAP's compliant normal at rest: gamma_n = h k (-phi0), its force k (-phi0).
 TEST(RigidContact, ASoftBallSinksByItsWeightOverItsContactStiffness) {
   const double k = 2e4, r = 0.1;
@@ -399,15 +400,18 @@ TEST(RigidContact, ASoftBallSinksByItsWeightOverItsContactStiffness) {
   ball.radius = r;
   BodyGeometry slab;
   slab.half = Vec3d(0.3, 0.05, 0.3);
-  auto rest = [&](bool on_slab) {
+  // `soft_floor`: the floor has the stiffness instead of the ball.
+  auto rest = [&](bool on_slab, bool soft_floor = false) {
     Bodies b;
     if (on_slab) b.add("slab", slab, 1000.0, Vec3d(0, 0.05, 0));
     b.add("ball", ball, 1000.0, Vec3d(0, (on_slab ? 0.1 : 0.0) + r, 0));
-    for (std::size_t i = 0; i < b.size(); ++i) b.set_contact(i, k, 0.0);
+    if (!soft_floor)
+      for (std::size_t i = 0; i < b.size(); ++i) b.set_contact(i, k, 0.0);
     RigidSolver s{RigidParams{}};
     s.load(b);
     Collider floor;
     floor.type = ShapeType::Plane;
+    if (soft_floor) floor.stiffness = float(k);
     s.set_colliders({floor});
     for (int n = 0; n < 1500; ++n) s.step(1e-3f, float(n * 1e-3));  // at rest within 0.2 s (damping ratio 0.7)
     const Bodies& e = s.bodies();
@@ -421,6 +425,8 @@ TEST(RigidContact, ASoftBallSinksByItsWeightOverItsContactStiffness) {
               1e3 * floor_depth, 1e3 * weight / k, 1e3 * slab_depth, 2e3 * weight2 / k);
   EXPECT_NEAR(floor_depth, weight / k, 0.01 * weight / k);
   EXPECT_NEAR(slab_depth, 2.0 * weight2 / k, 0.01 * 2.0 * weight2 / k);
+  // A stiff ball on a floor of that stiffness: the same as the soft ball.
+  EXPECT_NEAR(rest(false, true).first, weight / k, 0.01 * weight / k);
 }
 
 // The Lagged model's projection: the normal part max(0, y_n), the

@@ -40,6 +40,10 @@ struct Collider {
   Vec3f angular_velocity{0, 0, 0};  // rad/s, world axes: the shape turns about its centre
   float friction = 0.0f;     // Coulomb coefficient, 0 = free slip
   float restitution = 0.0f;  // share of the normal approach speed given back, 0..1
+  // Rigid bodies' contact with the shape: its own stiffness k (N/m) and
+  // dissipation time scale tau (s); 0: none of its own (rigid/bodies.h,
+  // contact_parameters).
+  float stiffness = 0.0f, dissipation = 0.0f;
   // 1: a rigid body stepped with the liquid (core/rigid/coupling.h). PBF
   // then leaves out its walls' s_corr push: an artificial pressure that
   // would lift a floating body (by 7 % of its draft at the default scorr_k).

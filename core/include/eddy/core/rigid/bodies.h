@@ -117,8 +117,8 @@ MassProperties mesh_mass_properties(const Mesh& mesh, double density);
 struct ContactParameters {
   double stiffness = 0, tau = 0;
 };
-// `ka`, `taua`, `kb`, `taub`: the surfaces' own values (0: none); a collider
-// has none.
+// `ka`, `taua`, `kb`, `taub`: the surfaces' own values (0: none), a body's
+// or a collider's.
 ContactParameters contact_parameters(double ka, double taua, double kb, double taub, double k0, double tau0);
 
 // The bodies of a scene (n of each; sizes in the comments).
