@@ -139,16 +139,16 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     sc.rb = c.b >= 0 ? Vec3d(c.p - B.x[std::size_t(c.b)]) : Vec3d::Zero();
     sc.bias = c.b >= 0 ? Vec3d::Zero() : Vec3d(-(sc.frame.transpose() * c.u));
     sc.phi0 = c.phi;
-    // A contact's friction is the mean of its two surfaces'.
-    const double other = c.b >= 0 ? B.friction[std::size_t(c.b)] : double(colliders_[std::size_t(c.collider)].friction);
-    sc.mu = 0.5 * (B.friction[std::size_t(c.a)] + other);
-    const std::size_t a = std::size_t(c.a);
-    const ContactParameters kc =
-        c.b >= 0 ? contact_parameters(B.stiffness[a], B.dissipation[a], B.stiffness[std::size_t(c.b)],
-                                      B.dissipation[std::size_t(c.b)], params_.contact_stiffness, params_.dissipation_time)
-                 : contact_parameters(B.stiffness[a], B.dissipation[a], colliders_[std::size_t(c.collider)].stiffness,
-                                      colliders_[std::size_t(c.collider)].dissipation, params_.contact_stiffness,
-                                      params_.dissipation_time);
+    // A contact's friction is the mean of its two surfaces'; its stiffness
+    // and dissipation combine as contact_parameters says.
+    const std::size_t a = std::size_t(c.a), b = std::size_t(c.b);
+    const Collider* wall = c.b >= 0 ? nullptr : &colliders_[std::size_t(c.collider)];
+    const double mu_b = wall ? double(wall->friction) : B.friction[b];
+    const double k_b = wall ? double(wall->stiffness) : B.stiffness[b];
+    const double tau_b = wall ? double(wall->dissipation) : B.dissipation[b];
+    sc.mu = 0.5 * (B.friction[a] + mu_b);
+    const ContactParameters kc = contact_parameters(B.stiffness[a], B.dissipation[a], k_b, tau_b,
+                                                    params_.contact_stiffness, params_.dissipation_time);
     sc.stiffness = kc.stiffness;
     sc.tau = kc.tau;
     penetration = std::max(penetration, -c.phi);
