@@ -2,11 +2,11 @@
 // 8 sin(2 pi t / 0.8) degrees, makes waves of the paddle's period in the SPH
 // water. Forced waves take the forcing's frequency, whatever the tank's own
 // modes; as the tank's third sloshing mode is near 0.8 s (0.79 s for 1.2 m
-// at 0.16 m deep), the same tank is also swung at 1.1 s, which no mode
-// near it explains. The surface's height over a probe strip is read from the number of
-// particles above it (the water is incompressible to 0.1 %), in ten strips
-// along the tank, and the period from their spectrum after two paddle
-// periods of start-up.
+// at 0.16 m deep), the same tank is also swung at 1.1 s, which no mode near
+// it explains. The water's height over ten strips along the tank is read
+// from the number of particles above each (the water is incompressible to
+// 0.1 %), and the period from their spectrum after two paddle periods of
+// start-up.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +20,7 @@ namespace eddy::validation {
 namespace {
 
 // The example with its paddle's period changed from 0.8 s to `paddle`;
-// checks the waves' period and height at the probe.
+// checks the waves' period and height in the strips.
 void waves_take_the_paddles_period(double paddle) {
   std::ifstream file(std::string(EDDY_SOURCE_DIR) + "/examples/wave_tank.eddy.json");
   std::string text((std::istreambuf_iterator<char>(file)), {});
