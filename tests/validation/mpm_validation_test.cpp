@@ -13,15 +13,6 @@
 namespace eddy {
 namespace {
 
-void run_for(MpmSolver& s, double T) {
-  double t = 0;
-  while (t < T) {
-    const float dt = s.suggest_dt();
-    s.step(dt, float(t));
-    t += dt;
-  }
-}
-
 struct Pile {
   double flank_deg = 0;  // the flank's slope from a least-squares line
   int rings = 0;         // rings the line was fitted to
@@ -46,7 +37,7 @@ Pile collapse(float friction_angle) {
   pts.filter(keep);
   auto s = make_mpm_solver_cpu(p, 2);
   s->load(pts, MpmMaterial::Sand);
-  run_for(*s, 1.0);
+  test::run_until(*s, 0.0, 1.0);
   Points out;
   s->store(out, false);
   const float w = 0.5f * s->dx();
@@ -113,14 +104,14 @@ TEST(MpmValidation, AWaterColumnSettlesFlatWithHydrostaticPressure) {
   const Points pts = test::block(20, 15, 10, r, vec3(0.0f, 0.0f, 0.0f));
   auto s = make_mpm_solver_cpu(p, 2);
   s->load(pts, MpmMaterial::Water);
-  run_for(*s, 1.0);
+  test::run_until(*s, 0.0, 1.0);
   const MpmMaterialParams& w = p.materials[int(MpmMaterial::Water)];
   // Acoustic waves still ring (period 4 H / c = 0.02 s, dynamic pressure
   // rho c v): the pressure gradient is averaged over 0.5 s, 50 samples.
   double slope = 0;
   Points out;
   for (int k = 0; k < 50; ++k) {
-    run_for(*s, 0.01);
+    test::run_until(*s, 0.0, 0.01);
     s->store(out, false);
     // Pressure against depth below the surface: least squares over the particles.
     double sx = 0, sy = 0, sxx = 0, sxy = 0;

@@ -59,16 +59,20 @@ void waves_take_the_paddles_period(double paddle) {
   const std::size_t len = t.size() - first;
   std::vector<double> window(len);
   for (std::size_t i = 0; i < len; ++i) window[i] = 0.5 - 0.5 * std::cos(2 * M_PI * double(i) / double(len - 1));
+  std::vector<std::vector<double>> swing_of(kStrips);  // each strip's windowed height less its mean
+  for (int k = 0; k < kStrips; ++k) {
+    double mean = 0;
+    for (std::size_t i = first; i < t.size(); ++i) mean += height[k][i];
+    mean /= double(len);
+    for (std::size_t i = first; i < t.size(); ++i) swing_of[k].push_back((height[k][i] - mean) * window[i - first]);
+  }
   double best = 0, best_power = -1, swing = 0;
   for (double freq = 0.4; freq <= 3.0; freq += 0.002) {
     double power = 0;
     for (int k = 0; k < kStrips; ++k) {
-      double mean = 0;
-      for (std::size_t i = first; i < t.size(); ++i) mean += height[k][i];
-      mean /= double(len);
       double re = 0, im = 0;
       for (std::size_t i = first; i < t.size(); ++i) {
-        const double h = (height[k][i] - mean) * window[i - first];
+        const double h = swing_of[k][i - first];
         re += h * std::cos(2 * M_PI * freq * t[i]);
         im += h * std::sin(2 * M_PI * freq * t[i]);
       }

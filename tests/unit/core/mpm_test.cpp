@@ -144,12 +144,7 @@ double spin_kept(MpmTransfer transfer, double* momentum_drift) {
   Points out;
   s->store(out, true);
   const Totals t0 = particle_totals(out, *s);
-  double t = 0;
-  while (t < 0.1) {
-    const float dt = s->suggest_dt();
-    s->step(dt, float(t));
-    t += dt;
-  }
+  test::run_until(*s, 0.0, 0.1);
   s->store(out, true);
   const Totals t1 = particle_totals(out, *s);
   double scale = 0;
@@ -336,18 +331,9 @@ TEST(Mpm, ABlockSlidingOnAFloorSlowsAtMuG) {
     for (std::size_t i = 0; i < out.size(); ++i) v += out.v()[i].x;
     return v / out.size();
   };
-  double t = 0;
-  while (t < 0.1) {  // let the contact settle in
-    const float dt = s->suggest_dt();
-    s->step(dt, float(t));
-    t += dt;
-  }
-  const double v0 = mean_vx(), t0 = t;
-  while (t < 0.3) {
-    const float dt = s->suggest_dt();
-    s->step(dt, float(t));
-    t += dt;
-  }
+  const double t0 = test::run_until(*s, 0.0, 0.1);  // let the contact settle in
+  const double v0 = mean_vx();
+  const double t = test::run_until(*s, t0, 0.3);
   const double decel = (v0 - mean_vx()) / (t - t0);
   EXPECT_NEAR(decel, 0.3 * 9.81, 0.1 * 0.3 * 9.81) << "v0 " << v0;
 }
@@ -518,12 +504,7 @@ TEST(Mpm, ParticlesWithoutAStateStartAtRest) {
   pts.get_vec3("F0")[0] = vec3(0.0f);
   pts.get_float("Jp")[0] = 0.0f;
   s->load(pts, MpmMaterial::Jelly);
-  double t = 0;
-  while (t < 0.6) {
-    const float dt = s->suggest_dt();
-    s->step(dt, float(t));
-    t += dt;
-  }
+  test::run_until(*s, 0.0, 0.6);
   s->store(out, true);
   double j = 0, top = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {

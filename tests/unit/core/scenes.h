@@ -32,6 +32,18 @@ inline Points moving_block(int nx, int ny, int nz, float r, Vec3f origin, Vec3f 
   return p;
 }
 
+// Steps a solver that chooses its own step (suggest_dt) from simulation
+// time t until it reaches `until`; returns the time reached.
+template <class Solver>
+double run_until(Solver& s, double t, double until) {
+  while (t < until) {
+    const float dt = s.suggest_dt();
+    s.step(dt, float(t));
+    t += dt;
+  }
+  return t;
+}
+
 inline Collider tank(Vec3f lo, Vec3f hi) {
   Collider c;
   c.type = ShapeType::Box;
