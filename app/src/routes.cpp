@@ -11,6 +11,7 @@
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
 #include "eddy/graph/json.h"
+#include "eddy/graph/util.h"
 #include "sandbox.h"
 #include "server_impl.h"
 
@@ -122,6 +123,10 @@ void Server::Impl::routes() {
     const Asset& a = *spec->asset;
     json j;
     j["type"] = type;
+    // The file, relative to the served folder when it lies there.
+    std::error_code ec;
+    const fs::path rel = fs::relative(fs::weakly_canonical(a.path, ec), fs::weakly_canonical(root, ec), ec);
+    j["file"] = !ec && !rel.empty() && *rel.begin() != ".." ? rel.generic_string() : a.path;
     j["graph"] = json::parse(graph_to_json(a.graph, registry));
     auto ends = [](const std::vector<std::pair<std::string, std::string>>& v) {
       json e = json::array();
@@ -133,6 +138,63 @@ void Server::Impl::routes() {
     j["params"] = json::array();
     for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"drives", ends(p.drives)}});
     reply_json(res, j.dump());
+  }));
+  // Collapses nodes of the open graph into a new asset: writes the asset
+  // file (never over an existing one), registers its type, and puts one node
+  // of it in the nodes' place.
+  http.Post("/api/asset/collapse", wrap([this, reply_graph](const auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    CollapseRequest rq;
+    rq.nodes = field<std::vector<std::string>>(body, "nodes", {}, true);
+    rq.type = field<std::string>(body, "type", "", true);
+    rq.doc = field<std::string>(body, "doc", "");
+    rq.category = field<std::string>(body, "category", "");
+    rq.id = field<std::string>(body, "id", "");
+    for (const auto& p : field<std::vector<std::string>>(body, "promote", {})) {
+      const auto dot = p.rfind('.');
+      if (dot == std::string::npos || dot == 0 || dot + 1 == p.size())
+        throw HttpError(400, "promote: expected \"node.parameter\", got \"" + p + "\"");
+      rq.promote.emplace_back(p.substr(0, dot), p.substr(dot + 1));
+    }
+    Graph g;
+    {
+      std::lock_guard<std::timed_mutex> lock(graph.mu);
+      g = graph.need().graph();
+    }
+    const json file = asset_from_selection(g, registry, rq);  // checks the selection before anything is written
+    const std::string rel = field<std::string>(body, "file", "assets/" + snake_case(rq.type) + ".eddy.json");
+    const fs::path path = graph_file(root, rel);
+    if (fs::exists(path)) throw HttpError(409, "file: '" + rel + "' exists already; choose another name");
+    fs::create_directories(path.parent_path());
+    write_file_atomic(path.string(), file.dump(2) + "\n");
+    try {
+      registry.load_asset(path.string());
+      graph.set(collapse_selection(g, registry, rq));
+    } catch (...) {
+      // Nothing half-made: no file without its type (a type once registered stays, unused).
+      std::error_code ec;
+      fs::remove(path, ec);
+      throw;
+    }
+    hub.publish({{"event", "catalog_changed"}, {"type", rq.type}});
+    hub.publish({{"event", "graph_changed"}});
+    reply_graph(res);
+  }));
+  // Reads an asset type's file again (after it was edited) and recooks
+  // what uses it: its nodes' cached outputs go where the contents changed.
+  http.Post("/api/asset/reload", wrap([this, reply_graph](const auto& req, auto& res) {
+    const std::string type = field<std::string>(parse_body(req.body), "type", "", true);
+    const NodeSpec* spec = registry.find(type);
+    if (!spec || !spec->asset) throw HttpError(404, "\"" + type + "\" is not an asset node type");
+    {
+      // Not while a frame cooks: the engine reads the spec as it cooks.
+      std::lock_guard<std::timed_mutex> lock(graph.mu);
+      registry.reload_asset(type);
+      if (graph.engine) graph.engine->set_graph(graph.engine->graph());
+    }
+    hub.publish({{"event", "catalog_changed"}, {"type", type}});
+    hub.publish({{"event", "graph_changed"}});
+    reply_graph(res);
   }));
   http.Get("/api/graphs/file", wrap([this](const auto& req, auto& res) {
     const fs::path p = graph_file(root, req.get_param_value("path"));

@@ -31,7 +31,7 @@ CookOptions cook_options(const fs::path& out, int threads) {
 
 }  // namespace
 
-Server::Impl::Impl(const Registry& r, ServeOptions o)
+Server::Impl::Impl(Registry& r, ServeOptions o)
     : registry(r),
       options(std::move(o)),
       root(fs::weakly_canonical(options.root.empty() ? "." : options.root)),
@@ -41,7 +41,7 @@ Server::Impl::Impl(const Registry& r, ServeOptions o)
       graph(registry, cook_options(out, options.threads), observer),
       jobs(graph, hub, options.max_queued_jobs) {}
 
-Server::Server(const Registry& registry, ServeOptions options)
+Server::Server(Registry& registry, ServeOptions options)
     : impl_(std::make_unique<Impl>(registry, std::move(options))) {}
 
 Server::~Server() { stop(); }
@@ -107,7 +107,7 @@ void Server::stop() {
   s.stop_cv.notify_all();
 }
 
-int serve(const Registry& registry, const ServeOptions& options) {
+int serve(Registry& registry, const ServeOptions& options) {
   // SIGINT and SIGTERM are taken by a thread of their own (sigwait), which
   // stops the server: the threads started below inherit the blocked mask.
   sigset_t signals;

@@ -5,6 +5,12 @@
 //   GET  /api/catalog                 node catalog from the node specs
 //   GET  /api/graphs                  graph files (*.eddy.json) under the root
 //   GET  /api/graphs/file?path=P      one graph file's text (validated)
+//   GET  /api/asset?type=T            an asset type's contents, file and what its sockets are inside
+//   POST /api/asset/collapse {nodes, type, doc, promote, file}
+//                                     the nodes into a new asset type (its file written under the
+//                                     root, by default assets/TYPE.eddy.json, never over a file),
+//                                     one node of it in their place in the current graph
+//   POST /api/asset/reload {type}     an asset's file read again; the current graph recooks what changed
 //   POST /api/graph/open   {path}     loads a graph file as the current graph
 //   GET  /api/graph                   the current graph
 //   PUT  /api/graph        graph      replaces the current graph (validated)
@@ -19,7 +25,8 @@
 //                                     writes .obj/.ply/.vdb files under the output folder
 //
 // Events (`data:` lines of JSON, each with "event"): connected (first, on
-// each stream: every later event reaches it), job_queued, graph_changed, exported,
+// each stream: every later event reaches it), job_queued, graph_changed,
+// catalog_changed (an asset type made or reloaded), exported,
 // job_started, node_started, node_progress, node_info, node_warning,
 // node_finished (seconds, bytes), node_cached, frame_done, error (node,
 // frame, message), job_finished (cancelled, failed).
@@ -55,7 +62,7 @@ struct ServeOptions {
 
 class Server {
  public:
-  Server(const Registry& registry, ServeOptions options);
+  Server(Registry& registry, ServeOptions options);  // collapsing adds asset types to the registry
   ~Server();
   // Binds and starts serving on background threads; returns the port.
   // Throws eddy::Error when the address cannot be bound.
@@ -74,6 +81,6 @@ class Server {
 };
 
 // `eddy serve`: runs until interrupted; returns the exit status.
-int serve(const Registry& registry, const ServeOptions& options);
+int serve(Registry& registry, const ServeOptions& options);
 
 }  // namespace eddy::app

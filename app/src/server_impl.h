@@ -20,9 +20,9 @@
 namespace eddy::app {
 
 struct Server::Impl {
-  Impl(const Registry& r, ServeOptions o);
+  Impl(Registry& r, ServeOptions o);
 
-  const Registry& registry;
+  Registry& registry;  // asset types are added (collapse) and reloaded
   ServeOptions options;
   std::filesystem::path root, out;
   httplib::Server http;

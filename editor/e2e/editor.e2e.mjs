@@ -9,7 +9,9 @@
 // refused, changes a parameter, cooks frames and watches the badges and the
 // cached bar, checks that the viewport shows particles, exports files and
 // finds them, and breaks a parameter to see the error badge; opens an asset
-// node's contents.
+// node's contents, collapses two nodes into a new asset, and reloads the
+// asset after its file is edited. It serves a copy of examples/, so the
+// asset it makes is written there, not into the repository.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -25,6 +27,8 @@ if (!fs.existsSync(path.join(repo, "editor", "dist", "index.html"))) {
   process.exit(1);
 }
 const out = fs.mkdtempSync(path.join(os.tmpdir(), "eddy_e2e_"));
+const served = path.join(out, "examples");
+fs.cpSync(path.join(repo, "examples"), served, { recursive: true });
 const failures = [];
 const check = (ok, what) => {
   console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
@@ -33,7 +37,7 @@ const check = (ok, what) => {
 
 function startServer() {
   return new Promise((resolve, reject) => {
-    const proc = spawn(eddy, ["serve", "--port", "0", "--root", path.join(repo, "examples"), "--out", out,
+    const proc = spawn(eddy, ["serve", "--port", "0", "--root", served, "--out", out,
                               "--static", path.join(repo, "editor", "dist"), "--threads", "2"]);
     let text = "";
     proc.stdout.on("data", (d) => {
@@ -338,6 +342,45 @@ try {
         `the LiquidSurface asset shows its three nodes and where its sockets go (${inner} nodes; ${ports})`);
   await page.getByTestId("asset-close").click();
   await page.getByTestId("asset-view").waitFor({ state: "detached" });
+
+  // Collapse the water and its solver into a new asset, the particle radius promoted.
+  await page.getByTestId("node-water").click();
+  await page.getByTestId("node-solver").click({ modifiers: ["Control"] });
+  await page.getByTestId("collapse").click();
+  await page.getByTestId("collapse-type").fill("E2EShot");
+  await page.getByTestId("promote-water.particle_radius").check();
+  await page.getByTestId("collapse-ok").click();
+  await page.getByTestId("node-e2e_shot").waitFor({ timeout: 20000 });
+  const assetFile = path.join(served, "assets", "e2e_shot.eddy.json");
+  const left = await page.locator(".react-flow__node").count();
+  check(left === 6 && fs.existsSync(assetFile) && (await page.getByTestId("node-water").count()) === 0,
+        `two nodes collapse into one of the new asset type, its file written (${left} nodes)`);
+  const api = (url, body) =>
+    page.evaluate(async ([u, b]) => {
+      const headers = { "X-Eddy-Token": sessionStorage.getItem("eddy-token") ?? "", "Content-Type": "application/json" };
+      const r = await fetch(u, b === undefined ? { headers } : { method: "POST", headers, body: JSON.stringify(b) });
+      return r.json();
+    }, [url, body]);
+  const shot = (await api("/api/graph")).nodes.find((n) => n.id === "e2e_shot");
+  check(shot?.type === "E2EShot" && shot?.params?.particle_radius > 0,
+        `the server's graph has the asset node with its promoted parameter (${JSON.stringify(shot?.params)})`);
+  // Its contents, then the file edited (the solver's viscosity) and reloaded.
+  await page.getByTestId("node-e2e_shot").click();
+  await page.getByTestId("open-asset").click();
+  await page.getByTestId("asset-view").waitFor();
+  const file = await page.getByTestId("asset-file").innerText();
+  check(file === "assets/e2e_shot.eddy.json" && (await page.locator('[data-testid="asset-view"] .eddy-node').count()) === 2,
+        `the new asset's contents are its two nodes, from ${file}`);
+  const edited = JSON.parse(fs.readFileSync(assetFile, "utf8"));
+  edited.nodes.find((n) => n.id === "solver").params.viscosity = 0.125;
+  fs.writeFileSync(assetFile, JSON.stringify(edited, null, 2));
+  await page.getByTestId("asset-reload").click();
+  await page.waitForFunction(() => /reloaded E2EShot/.test(document.querySelector('[data-testid="message"]')?.textContent ?? ""),
+                             null, { timeout: 20000 });
+  const reloaded = await api("/api/asset?type=E2EShot");
+  check(reloaded.graph.nodes.find((n) => n.id === "solver")?.params?.viscosity === 0.125,
+        "reload reads the edited asset file");
+  await page.getByTestId("asset-close").click();
 } catch (e) {
   failures.push(String(e));
   console.log(`FAIL ${e}`);

@@ -2,7 +2,7 @@
 // timeline and export, over the API of `eddy serve`. The pieces are in
 // hooks/ (state and server traffic) and panels/ (what is drawn).
 import { useState } from "react";
-import { api, type AssetContents } from "./api";
+import { api, type AssetContents, type Graph } from "./api";
 import { useCatalog } from "./hooks/useCatalog";
 import { cachedRanges, useEvents } from "./hooks/useEvents";
 import { useColliders, useDisplayGeometry } from "./hooks/useGeometry";
@@ -10,6 +10,7 @@ import { useGraph } from "./hooks/useGraph";
 import { keyFrames } from "./graph";
 import { useShortcuts } from "./hooks/useShortcuts";
 import { AssetView } from "./panels/AssetView";
+import { CollapseDialog } from "./panels/CollapseDialog";
 import { GraphCanvas } from "./panels/GraphCanvas";
 import { LibraryPanel } from "./panels/LibraryPanel";
 import { ParamPanel } from "./panels/ParamPanel";
@@ -18,7 +19,7 @@ import { ViewportPanel } from "./panels/ViewportPanel";
 
 export function App() {
   const [message, setMessage] = useState("");
-  const { catalog, files, whenReady } = useCatalog();
+  const { catalog, files, whenReady, refresh: refreshCatalog } = useCatalog();
   const graph = useGraph(setMessage);
   const { nodes, meta, displayNode } = graph;
   const [frame, setFrame] = useState(1);
@@ -26,12 +27,34 @@ export function App() {
   const [graphPath, setGraphPath] = useState("");
   const [colorBy, setColorBy] = useState("speed");
   const [asset, setAsset] = useState<AssetContents | null>(null);
+  const [collapsing, setCollapsing] = useState(false);
   const openAsset = async (type: string) => {
     try {
       setAsset(await api.asset(type));
     } catch (e) {
       setMessage((e as Error).message);
     }
+  };
+  // The graph as the server now has it, with the node types it now knows
+  // (after an asset was made or reloaded); the undo history starts anew.
+  const reloadGraph = async (g: Promise<Graph>, done: string) => {
+    try {
+      const next = await g;
+      graph.load(next, await refreshCatalog());
+      setMessage(done);
+      refreshStatus();
+    } catch (e) {
+      setMessage((e as Error).message);
+    }
+  };
+  const collapse = (type: string, doc: string, promote: string[]) => {
+    setCollapsing(false);
+    const ids = graph.selectedNodes.map((n) => n.id);
+    reloadGraph(api.collapse(ids, type, doc, promote), `collapsed ${ids.length} nodes into ${type}`);
+  };
+  const reloadAsset = async (type: string) => {
+    await reloadGraph(api.reloadAsset(type), `reloaded ${type} from its file`);
+    openAsset(type);
   };
   const { status, refreshStatus, reload } = useEvents(frame, graph.setBadge, setMessage);
   // A liquid solver's bodies are drawn with its particles (a body solver's are its first output).
@@ -59,8 +82,19 @@ export function App() {
   return (
     <div className="app">
       <LibraryPanel files={files} catalog={catalog} onOpen={openGraph} onAdd={graph.addNode} />
-      <GraphCanvas nodes={nodes} edges={graph.edges} handlers={graph.canvas} onDisplay={graph.setDisplay} />
-      {asset && <AssetView contents={asset} catalog={catalog} onClose={() => setAsset(null)} />}
+      <GraphCanvas nodes={nodes} edges={graph.edges} handlers={graph.canvas} onDisplay={graph.setDisplay}>
+        {graph.selectedNodes.length > 0 && !collapsing && (
+          <div className="canvas-tools">
+            <button data-testid="collapse" title="Make the selected nodes one node of a new asset type" onClick={() => setCollapsing(true)}>
+              collapse {graph.selectedNodes.length} into an asset
+            </button>
+          </div>
+        )}
+      </GraphCanvas>
+      {collapsing && <CollapseDialog nodes={graph.selectedNodes} onCollapse={collapse} onCancel={() => setCollapsing(false)} />}
+      {asset && (
+        <AssetView contents={asset} catalog={catalog} onClose={() => setAsset(null)} onReload={() => reloadAsset(asset.type)} />
+      )}
       <section className="side">
         <ViewportPanel
           key={graphPath /* a new viewport, framed anew, for each graph opened */}

@@ -44,6 +44,7 @@ export interface Graph {
 }
 export interface AssetContents {
   type: string;
+  file: string;  // the asset file (under the served folder when it is there)
   graph: Graph;
   inputs: { name: string; to: string[] }[];
   outputs: { name: string; from: string }[];
@@ -115,6 +116,11 @@ export const api = {
   catalog: () => call<NodeSpec[]>("GET", "/api/catalog"),
   graphs: () => call<GraphFile[]>("GET", "/api/graphs"),
   asset: (type: string) => call<AssetContents>("GET", `/api/asset?type=${encodeURIComponent(type)}`),
+  // The selected nodes into a new asset type (its file written under assets/), in their place in the graph.
+  collapse: (nodes: string[], type: string, doc: string, promote: string[]) =>
+    call<Graph>("POST", "/api/asset/collapse", { nodes, type, doc, promote }),
+  // An asset's file read again after it was edited; the graph recooks what changed.
+  reloadAsset: (type: string) => call<Graph>("POST", "/api/asset/reload", { type }),
   open: (path: string) => call<Graph>("POST", "/api/graph/open", { path }),
   graph: () => call<Graph>("GET", "/api/graph"),
   put: (g: Graph) => call<Graph>("PUT", "/api/graph", g),

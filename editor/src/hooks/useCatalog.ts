@@ -17,5 +17,14 @@ export function useCatalog() {
   }, []);
   // The catalog once it has arrived: a graph opened before it waits for it.
   const whenReady = useCallback(() => ready.current ?? api.catalog().then(toCatalog), []);
-  return { catalog, files, whenReady };
+  // The catalog fetched again (an asset type made or reloaded).
+  const refresh = useCallback(() => {
+    ready.current = api.catalog().then((list) => {
+      const m = toCatalog(list);
+      setCatalog(m);
+      return m;
+    });
+    return ready.current;
+  }, []);
+  return { catalog, files, whenReady, refresh };
 }

@@ -175,6 +175,7 @@ export function useGraph(setMessage: (m: string) => void) {
     meta,
     displayNode,
     selectedNode: nodes.find((n) => n.id === selected),
+    selectedNodes: nodes.filter((n) => n.selected),
     setBadge,
     load,
     canvas: { onNodesChange, onEdgesChange, isValidConnection, onConnect },

@@ -1,4 +1,5 @@
-// The node canvas.
+// The node canvas, with tools over it (children).
+import type { ReactNode } from "react";
 import { Background, Controls, ReactFlow, type Connection, type Edge, type EdgeChange, type NodeChange } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import type { EddyNode } from "../graph";
@@ -19,14 +20,17 @@ export function GraphCanvas({
   edges,
   handlers,
   onDisplay,
+  children,
 }: {
   nodes: EddyNode[];
   edges: Edge[];
   handlers: CanvasHandlers;
   onDisplay: (id: string) => void;
+  children?: ReactNode;
 }) {
   return (
     <main className="canvas" data-testid="canvas">
+      {children}
       <ReactFlow
         nodes={nodes}
         edges={edges}

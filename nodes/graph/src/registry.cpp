@@ -66,20 +66,28 @@ void Registry::add(NodeSpec spec) {
   }
   origin_[spec.type] = loading_.empty() ? "the program" : loading_;
   const std::string name = spec.type;
-  specs_.emplace(name, std::move(spec));
+  specs_.emplace(name, std::make_unique<const NodeSpec>(std::move(spec)));
+}
+
+void Registry::swap_in(NodeSpec spec) {
+  std::unique_lock lock(mutex_);
+  auto it = specs_.find(spec.type);
+  EDDY_DEMAND(it != specs_.end());
+  retired_.push_back(std::move(it->second));
+  it->second = std::make_unique<const NodeSpec>(std::move(spec));
 }
 
 void Registry::replace(NodeSpec spec) {
   check_spec(spec);
   std::unique_lock lock(mutex_);
-  auto it = specs_.find(spec.type);
-  if (it == specs_.end()) {
+  if (specs_.find(spec.type) == specs_.end()) {
     lock.unlock();
     return add(std::move(spec));
   }
   if (origin_[spec.type] != "the program")
     throw Error("node type '" + spec.type + "' comes from " + origin_[spec.type] + " and cannot be replaced");
-  it->second = std::move(spec);
+  lock.unlock();
+  swap_in(std::move(spec));
 }
 
 std::string Registry::origin(std::string_view type) const {
@@ -91,13 +99,13 @@ std::string Registry::origin(std::string_view type) const {
 const NodeSpec* Registry::find(std::string_view type) const {
   std::shared_lock lock(mutex_);
   auto it = specs_.find(type);
-  return it == specs_.end() ? nullptr : &it->second;
+  return it == specs_.end() ? nullptr : it->second.get();
 }
 
 std::vector<const NodeSpec*> Registry::all() const {
   std::vector<const NodeSpec*> v;
   std::shared_lock lock(mutex_);
-  for (const auto& [k, s] : specs_) v.push_back(&s);
+  for (const auto& [k, s] : specs_) v.push_back(s.get());
   std::stable_sort(v.begin(), v.end(),
                    [](const NodeSpec* a, const NodeSpec* b) { return a->category < b->category; });
   return v;

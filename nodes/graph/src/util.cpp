@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +27,22 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
+}
+
+std::string snake_case(std::string_view name) {
+  // A word starts at a capital after a small letter (LiquidSurface), or at
+  // the last capital of a run before a small letter (MPMSolver -> mpm_solver).
+  auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
+  auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (upper(c) && i > 0 && out.back() != '_' &&
+        (lower(name[i - 1]) || (i + 1 < name.size() && lower(name[i + 1]))))
+      out += '_';
+    out += char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {

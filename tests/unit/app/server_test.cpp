@@ -28,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const Registry& registry() { return test::builtin_registry(); }
+Registry& registry() { return test::builtin_registry(); }
 
 // A tank with a block of water and a PBF solver: radius r, frames 1..last.
 std::string small_graph(double r, int last, const std::string& extra_nodes = "", const std::string& extra_links = "") {
@@ -183,6 +183,72 @@ TEST_F(ServerTest, CatalogGraphsOpenAndSave) {
   r = c.Get("/api/graphs/file?path=graphs/copy.eddy.json");
   ASSERT_EQ(r->status, 200);
   EXPECT_EQ(json::parse(r->body)["nodes"].size(), 3u);
+}
+
+// The editor's "collapse into asset" and "reload": the water and its solver
+// of the open graph become an asset file under the root's assets folder and
+// one node in the graph; a refused collapse writes nothing; the file edited
+// and reloaded changes what the node cooks.
+TEST_F(ServerTest, ASelectionCollapsesIntoAnAssetAndTheAssetReloads) {
+  auto c = client();
+  open_small();
+  auto r = c.Get("/api/geometry?node=solver&frame=2");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string before = r->body;
+  const json request = {{"nodes", {"water", "solver"}}, {"type", "ServeTestShot"}, {"promote", {"water.particle_radius"}}};
+  r = c.Post("/api/asset/collapse", request.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json g = json::parse(r->body);
+  ASSERT_EQ(g["nodes"].size(), 2u) << r->body;
+  EXPECT_EQ(g["nodes"][1]["type"], "ServeTestShot");
+  EXPECT_EQ(g["nodes"][1]["id"], "serve_test_shot");
+  EXPECT_EQ(g["nodes"][1]["params"]["particle_radius"], 0.05);
+  // The tank feeds both inner colliders inputs: two asset inputs, named by node.
+  EXPECT_EQ(g["links"].size(), 2u) << r->body;
+  EXPECT_EQ(g["links"][0]["to"], "serve_test_shot.water_colliders");
+  EXPECT_EQ(g["links"][1]["to"], "serve_test_shot.solver_colliders");
+  const fs::path file = root / "assets" / "serve_test_shot.eddy.json";
+  ASSERT_TRUE(fs::exists(file));
+  r = c.Get("/api/catalog");
+  EXPECT_NE(r->body.find("\"ServeTestShot\""), std::string::npos);
+  r = c.Get("/api/asset?type=ServeTestShot");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["graph"]["nodes"].size(), 2u);
+  // The asset node cooks what the solver did: the same bytes.
+  r = c.Get("/api/geometry?node=serve_test_shot&frame=2");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->body, before);
+
+  // Refused, with nothing written: the type is taken; the file exists; a node is unknown.
+  r = c.Post("/api/asset/collapse", json{{"nodes", {"tank"}}, {"type", "ServeTestShot"}}.dump(), "application/json");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("exists already"), std::string::npos) << r->body;
+  r = c.Post("/api/asset/collapse",
+             json{{"nodes", {"tank"}}, {"type", "ServeTestTank"}, {"file", "assets/serve_test_shot.eddy.json"}}.dump(),
+             "application/json");
+  EXPECT_EQ(r->status, 409) << r->body;
+  r = c.Post("/api/asset/collapse", json{{"nodes", {"tank", "nope"}}, {"type", "ServeTestNope"}}.dump(),
+             "application/json");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find(R"(the graph has no node \"nope\")"), std::string::npos) << r->body;
+  r = c.Post("/api/asset/collapse", json{{"nodes", {"tank"}}, {"type", "ServeTestOut"}, {"file", "../x.eddy.json"}}.dump(),
+             "application/json");
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_EQ(std::distance(fs::directory_iterator(root / "assets"), fs::directory_iterator()), 1);
+  EXPECT_EQ(json::parse(c.Get("/api/graph")->body)["nodes"].size(), 2u) << "the open graph is untouched";
+
+  // The asset file edited by hand (the solver's gravity turned off) and reloaded.
+  json asset = json::parse(std::ifstream(file));
+  for (auto& n : asset["nodes"])
+    if (n["id"] == "solver") n["params"]["gravity"] = {0, 0, 0};
+  std::ofstream(file) << asset.dump(2);
+  r = c.Post("/api/asset/reload", R"({"type": "ServeTestShot"})", "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  r = c.Get("/api/geometry?node=serve_test_shot&frame=2");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_NE(r->body, before) << "the reloaded contents cooked anew";
+  r = c.Post("/api/asset/reload", R"({"type": "PBFSolver"})", "application/json");
+  EXPECT_EQ(r->status, 404) << r->body;
 }
 
 TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {

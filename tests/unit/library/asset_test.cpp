@@ -14,6 +14,7 @@
 #include "eddy/graph/asset.h"
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
+#include "eddy/graph/util.h"
 #include "eddy/graph/volumes_value.h"
 
 namespace eddy {
@@ -319,6 +320,153 @@ TEST(Asset, MalformedAssetsAreRefusedNamingThePlace) {
           R"(asset.params[0].max: 2 is outside what the driven parameters take)");
   EXPECT_EQ(r.find("Unfed"), nullptr);
   EXPECT_EQ(r.find("NoOut"), nullptr);
+}
+
+// The editor's "collapse into asset": the surfacing chain of a graph, its
+// smoothing's voxel size and (animated) iterations promoted, becomes an
+// asset file; the graph with the asset node in the chain's place cooks
+// bitwise as before. Editing the file and reloading the type changes what
+// the node cooks.
+TEST(Asset, ASelectionCollapsedIntoAnAssetCooksAsBefore) {
+  const Graph g = expanded_by_hand();
+  CollapseRequest rq;
+  rq.nodes = {"to_vdb", "liquid", "mesher"};
+  rq.type = "TestCollapsedSurface";
+  rq.doc = "the chain, collapsed";
+  rq.promote = {{"liquid", "Dx"}, {"liquid", "iterations"}};
+  const nlohmann::json file = asset_from_selection(g, registry(), rq);
+  const nlohmann::json& a = file.at("asset");
+  EXPECT_EQ(a.at("inputs"), nlohmann::json::parse(R"([{"name": "particles", "to": ["to_vdb.particles"]}])"));
+  // Nothing outside takes from the chain: its last node's outputs.
+  EXPECT_EQ(a.at("outputs"), nlohmann::json::parse(R"([{"name": "mesh", "from": "mesher.mesh"}])"));
+  EXPECT_EQ(a.at("params"), nlohmann::json::parse(R"([{"name": "Dx", "drives": ["liquid.Dx"]},
+                                                      {"name": "iterations", "drives": ["liquid.iterations"]}])"));
+  EXPECT_EQ(file.at("nodes").size(), 3u);
+  EXPECT_EQ(file.at("links").size(), 2u);
+  // The animation went to the asset node; inside, the value at the start frame.
+  for (const auto& n : file.at("nodes")) {
+    if (n.at("id") == "liquid") {
+      EXPECT_EQ(n.at("params").at("iterations"), 1);
+    }
+  }
+  // Collapsing into a type that is not registered yet is refused.
+  EXPECT_THROW(collapse_selection(g, registry(), rq), Error);
+
+  const fs::path path = write("collapsed.eddy.json", file.dump(2));
+  registry().load_asset(path.string());
+  const Graph collapsed = collapse_selection(g, registry(), rq);
+  ASSERT_EQ(collapsed.nodes.size(), 3u);
+  const GraphNode& node = collapsed.nodes[2];
+  EXPECT_EQ(node.id, "test_collapsed_surface");
+  EXPECT_EQ(node.type, "TestCollapsedSurface");
+  EXPECT_EQ(std::get<double>(node.params.at("Dx")), 0.005);
+  EXPECT_EQ(node.anims.count("iterations"), 1u);
+  ASSERT_EQ(collapsed.links.size(), 2u);
+  EXPECT_EQ(collapsed.links[1].to_node, "test_collapsed_surface");
+  EXPECT_EQ(collapsed.links[1].to_socket, "particles");
+  // The position: the selection's centre.
+  EXPECT_EQ(node.position, (std::array<double, 2>{0, 0}));
+
+  CookEngine before(registry(), g), after(registry(), collapsed);
+  for (int f : {1, 3})
+    expect_same_mesh(*before.cook("mesher", f)->at("mesh").as<Mesh>(),
+                     *after.cook("test_collapsed_surface", f)->at("mesh").as<Mesh>());
+  EXPECT_EQ(after.stats().count("test_collapsed_surface/liquid"), 1u);
+
+  // The file edited (the smoothing without velocity, the mesher's iso
+  // value moved) and the type reloaded: the engine cooks the new contents.
+  nlohmann::json edited = file;
+  for (auto& n : edited.at("nodes")) {
+    if (n.at("id") == "liquid") n.at("params")["velocity"] = false;
+    if (n.at("id") == "mesher") n.at("params")["isoValue"] = 0.002;
+  }
+  std::ofstream(path) << edited.dump(2);
+  registry().reload_asset("TestCollapsedSurface");
+  after.set_graph(collapsed);
+  const auto mesh = after.cook("test_collapsed_surface", 3)->at("mesh").as<Mesh>();
+  EXPECT_TRUE(mesh->velocities.empty());
+  EXPECT_NE(mesh->points.size(), before.cook("mesher", 3)->at("mesh").as<Mesh>()->points.size());
+  // A file that now declares another type is refused; the old definition stays.
+  edited.at("asset")["type"] = "TestRenamed";
+  std::ofstream(path) << edited.dump(2);
+  try {
+    registry().reload_asset("TestCollapsedSurface");
+    ADD_FAILURE() << "a renamed asset was reloaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no longer declares \"TestCollapsedSurface\""), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(registry().find("TestRenamed"), nullptr);
+  EXPECT_NE(registry().find("TestCollapsedSurface")->find_param("Dx"), nullptr);
+  // Contents that would use the type itself never end expanding: refused.
+  edited.at("asset")["type"] = "TestCollapsedSurface";
+  edited.at("nodes").push_back({{"id", "self"}, {"type", "TestCollapsedSurface"}});
+  edited.at("links").push_back({{"from", "to_vdb.vdb"}, {"to", "liquid.vdb"}});
+  std::ofstream(path) << edited.dump(2);
+  EXPECT_THROW(registry().reload_asset("TestCollapsedSurface"), Error);
+  EXPECT_THROW(registry().reload_asset("PBFSolver"), Error);  // not an asset
+}
+
+TEST(Asset, ACollapseThatCannotBeOneIsRefusedSayingWhy) {
+  // (The asset node's id comes from the type's name.)
+  EXPECT_EQ(snake_case("LiquidSurface"), "liquid_surface");
+  EXPECT_EQ(snake_case("MPMSolver"), "mpm_solver");
+  EXPECT_EQ(snake_case("E2EShot"), "e2e_shot");
+  EXPECT_EQ(snake_case("Vec3Field"), "vec3_field");
+  EXPECT_EQ(snake_case("already_snake"), "already_snake");
+  const Graph g = expanded_by_hand();
+  auto refused = [&](std::vector<std::string> nodes, const std::string& type, const std::string& expected,
+                     std::vector<std::pair<std::string, std::string>> promote = {}) {
+    CollapseRequest rq;
+    rq.nodes = std::move(nodes);
+    rq.type = type;
+    rq.promote = std::move(promote);
+    try {
+      asset_from_selection(g, registry(), rq);
+      ADD_FAILURE() << "collapsed: " << expected;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused({}, "TestNone", "no nodes are selected");
+  refused({"liquid"}, "FluidBox", "the node type exists already");
+  refused({"liquid"}, "Test None", "is not a node type name");
+  refused({"liquid", "mesh"}, "TestMissing", R"(the graph has no node "mesh")");
+  refused({"liquid", "liquid"}, "TestTwice", R"(node "liquid" is selected twice)");
+  // The solver between the water and the surfacing would feed the asset and take from it.
+  refused({"water", "to_vdb"}, "TestAround", R"(node "sim" takes from the selection and feeds it)");
+  refused({"liquid"}, "TestPromote", R"(promote "mesher.isoValue": "mesher" is not a selected node)",
+          {{"mesher", "isoValue"}});
+  refused({"liquid"}, "TestPromote", R"(SmoothLiquidSDF has no parameter "dx")", {{"liquid", "dx"}});
+  // A solver's colliders taking a collider from inside the selection and one from outside.
+  const Graph two = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 2], "nodes": [
+      {"id": "a", "type": "ColliderBox"}, {"id": "b", "type": "ColliderSphere"},
+      {"id": "water", "type": "FluidBox"}, {"id": "sim", "type": "PBFSolver"}],
+      "links": [{"from": "a.colliders", "to": "sim.colliders"}, {"from": "b.colliders", "to": "sim.colliders"},
+                {"from": "water.particles", "to": "sim.particles"}]})",
+                                registry(), "");
+  CollapseRequest rq;
+  rq.nodes = {"b", "sim"};
+  rq.type = "TestMixed";
+  try {
+    asset_from_selection(two, registry(), rq);
+    ADD_FAILURE() << "an input linked from inside and outside was collapsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(R"(input "sim.colliders" takes links from inside and outside)"),
+              std::string::npos)
+        << e.what();
+  }
+  // Selecting both colliders makes it one input of many links, in their order.
+  rq.nodes = {"water", "sim"};
+  const nlohmann::json file = asset_from_selection(two, registry(), rq);
+  EXPECT_EQ(file.at("asset").at("inputs"), nlohmann::json::parse(R"([{"name": "colliders", "to": ["sim.colliders"]}])"));
+  registry().load_asset(write("mixed_ok.eddy.json", file.dump()).string());
+  const Graph c = collapse_selection(two, registry(), rq);
+  ASSERT_EQ(c.links.size(), 2u);
+  EXPECT_EQ(c.links[0].from_node, "a");
+  EXPECT_EQ(c.links[1].from_node, "b");
+  EXPECT_EQ(c.links[1].to_node, "test_mixed");
+  EXPECT_EQ(c.links[1].to_socket, "colliders");
+  EXPECT_TRUE(registry().find("TestMixed")->inputs[0].multi);
 }
 
 }  // namespace

@@ -51,6 +51,11 @@ class Registry {
   // throws eddy::Error naming the file and the place. Loading the same file
   // twice is a no-op.
   void load_asset(const std::string& path);
+  // Reads asset type `type`'s file again (after it was edited) and replaces
+  // the type's spec with what it now holds; the file must still declare
+  // `type`. On an error the old definition stays. Graphs pick the new
+  // contents up when they are set again (CookEngine::set_graph expands them).
+  void reload_asset(const std::string& type);
   // Every asset file (*.eddy.json with an "asset" section) in a folder, in
   // name order; returns how many were loaded (none from a missing folder).
   int load_assets_in(const std::string& folder);
@@ -60,15 +65,21 @@ class Registry {
 
  private:
   // Types may be added while graphs cook on other threads (a Python node,
-  // an asset loaded from Python): lookups share, additions exclude. Specs
-  // never move once added (map nodes), so a spec found stays valid.
+  // an asset loaded from Python): lookups share, additions exclude. A spec
+  // never changes once added: replacing a type retires its spec (kept to
+  // the registry's end) and adds a new one, so a spec found stays valid and
+  // the same while it is read.
   mutable std::shared_mutex mutex_;
-  std::map<std::string, NodeSpec, std::less<>> specs_;
+  std::map<std::string, std::unique_ptr<const NodeSpec>, std::less<>> specs_;
+  std::vector<std::unique_ptr<const NodeSpec>> retired_;
   std::map<std::string, std::string, std::less<>> origin_;  // type -> plug-in that registered it
   std::vector<std::string> plugins_;
   std::vector<std::string> assets_;  // asset files loaded (canonical paths)
-  // Registers the asset of file `path`, its JSON read already.
-  void register_asset(const std::string& path, const nlohmann::json& root);
+  // Registers the asset of file `path`, its JSON read already; with
+  // `replacing`, replaces the spec of that asset type instead.
+  void register_asset(const std::string& path, const nlohmann::json& root, bool replacing = false);
+  // Puts `spec` in place of its type's spec (which must exist), retiring the old one.
+  void swap_in(NodeSpec spec);
   std::string loading_;  // plug-in being loaded, for messages
 };
 

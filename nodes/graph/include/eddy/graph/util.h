@@ -14,6 +14,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` when it is plausibly a misspelling, else "".
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
+// A CamelCase name in snake_case: LiquidSurface -> liquid_surface (asset
+// node ids and file names from their type's name).
+std::string snake_case(std::string_view name);
+
 // Whether the pattern contains a frame token ($F, $F2..$F9, ${F}).
 bool has_frame_token(std::string_view pattern);
 // The entries of a ':'-separated search path (EDDY_PLUGIN_PATH,
