@@ -180,21 +180,32 @@ void Server::Impl::routes() {
     hub.publish({{"event", "graph_changed"}});
     reply_graph(res);
   }));
-  // Reads an asset type's file again (after it was edited) and recooks
-  // what uses it: its nodes' cached outputs go where the contents changed.
-  http.Post("/api/asset/reload", wrap([this, reply_graph](const auto& req, auto& res) {
-    const std::string type = field<std::string>(parse_body(req.body), "type", "", true);
+  // Reads an asset type's file again (after it was edited), or writes new
+  // contents into it (its nodes and links, from the editor's contents view),
+  // and recooks what uses it: its nodes' cached outputs go where the
+  // contents changed.
+  auto asset_changed = [this, reply_graph](const std::string& type, httplib::Response& res, auto&& change) {
     const NodeSpec* spec = registry.find(type);
     if (!spec || !spec->asset) throw HttpError(404, "\"" + type + "\" is not an asset node type");
     {
       // Not while a frame cooks: the engine reads the spec as it cooks.
       std::lock_guard<std::timed_mutex> lock(graph.mu);
-      registry.reload_asset(type);
+      change();
       if (graph.engine) graph.engine->set_graph(graph.engine->graph());
     }
     hub.publish({{"event", "catalog_changed"}, {"type", type}});
     hub.publish({{"event", "graph_changed"}});
     reply_graph(res);
+  };
+  http.Post("/api/asset/reload", wrap([this, asset_changed](const auto& req, auto& res) {
+    const std::string type = field<std::string>(parse_body(req.body), "type", "", true);
+    asset_changed(type, res, [&] { registry.reload_asset(type); });
+  }));
+  http.Put("/api/asset", wrap([this, asset_changed](const auto& req, auto& res) {
+    const json body = parse_body(req.body);
+    const std::string type = field<std::string>(body, "type", "", true);
+    const json contents = field<json>(body, "graph", json(), true);
+    asset_changed(type, res, [&] { registry.edit_asset(type, contents); });
   }));
   http.Get("/api/graphs/file", wrap([this](const auto& req, auto& res) {
     const fs::path p = graph_file(root, req.get_param_value("path"));

@@ -10,7 +10,8 @@
 // cached bar, checks that the viewport shows particles, exports files and
 // finds them, and breaks a parameter to see the error badge; opens an asset
 // node's contents, collapses two nodes into a new asset, and reloads the
-// asset after its file is edited. It serves a copy of examples/, so the
+// asset after its file is edited, and edits an inner parameter in the
+// asset's contents view and saves it. It serves a copy of examples/, so the
 // asset it makes is written there, not into the repository.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -380,6 +381,19 @@ try {
   const reloaded = await api("/api/asset?type=E2EShot");
   check(reloaded.graph.nodes.find((n) => n.id === "solver")?.params?.viscosity === 0.125,
         "reload reads the edited asset file");
+  // An inner node's parameter edited in the contents view and saved into the file.
+  const view = page.getByTestId("asset-view");
+  await view.getByTestId("node-solver").click();
+  await view.getByTestId("inner-param-viscosity").fill("0.25");
+  await view.getByTestId("inner-param-viscosity").press("Enter");
+  await view.getByTestId("asset-save").click();
+  await page.waitForFunction(() => /saved E2EShot/.test(document.querySelector('[data-testid="message"]')?.textContent ?? ""),
+                             null, { timeout: 20000 });
+  const onDisk = JSON.parse(fs.readFileSync(assetFile, "utf8"));
+  const served2 = await api("/api/asset?type=E2EShot");
+  check(onDisk.nodes.find((n) => n.id === "solver")?.params?.viscosity === 0.25 && onDisk.asset?.type === "E2EShot" &&
+          served2.graph.nodes.find((n) => n.id === "solver")?.params?.viscosity === 0.25,
+        "an inner parameter edited in the contents view is saved into the asset file and the type reloaded");
   await page.getByTestId("asset-close").click();
 } catch (e) {
   failures.push(String(e));

@@ -52,8 +52,9 @@ export function App() {
     const ids = graph.selectedNodes.map((n) => n.id);
     reloadGraph(api.collapse(ids, type, doc, promote), `collapsed ${ids.length} nodes into ${type}`);
   };
-  const reloadAsset = async (type: string) => {
-    await reloadGraph(api.reloadAsset(type), `reloaded ${type} from its file`);
+  // The asset view opened anew on what the server now holds.
+  const reopenAsset = async (type: string, change: Promise<Graph>, done: string) => {
+    await reloadGraph(change, done);
     openAsset(type);
   };
   const { status, refreshStatus, reload } = useEvents(frame, graph.setBadge, setMessage);
@@ -93,7 +94,16 @@ export function App() {
       </GraphCanvas>
       {collapsing && <CollapseDialog nodes={graph.selectedNodes} onCollapse={collapse} onCancel={() => setCollapsing(false)} />}
       {asset && (
-        <AssetView contents={asset} catalog={catalog} onClose={() => setAsset(null)} onReload={() => reloadAsset(asset.type)} />
+        <AssetView
+          key={JSON.stringify(asset) /* fresh edits for each contents fetched */}
+          contents={asset}
+          catalog={catalog}
+          frame={frame}
+          onClose={() => setAsset(null)}
+          onReload={() => reopenAsset(asset.type, api.reloadAsset(asset.type), `reloaded ${asset.type} from its file`)}
+          onSave={(g) => reopenAsset(asset.type, api.editAsset(asset.type, g), `saved ${asset.type}'s contents`)}
+          onOpenAsset={openAsset}
+        />
       )}
       <section className="side">
         <ViewportPanel

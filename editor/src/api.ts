@@ -121,6 +121,8 @@ export const api = {
     call<Graph>("POST", "/api/asset/collapse", { nodes, type, doc, promote }),
   // An asset's file read again after it was edited; the graph recooks what changed.
   reloadAsset: (type: string) => call<Graph>("POST", "/api/asset/reload", { type }),
+  // New contents (nodes, links) written into an asset's file; the graph recooks what changed.
+  editAsset: (type: string, graph: Graph) => call<Graph>("PUT", "/api/asset", { type, graph }),
   open: (path: string) => call<Graph>("POST", "/api/graph/open", { path }),
   graph: () => call<Graph>("GET", "/api/graph"),
   put: (g: Graph) => call<Graph>("PUT", "/api/graph", g),

@@ -1,5 +1,7 @@
 // The parameter panel of the selected node, built from its spec: the
-// display and bypass flags, the node's doc and a field per parameter.
+// display and bypass flags, the node's doc and a field per parameter. An
+// asset's contents view has its own (no display flag; its test ids
+// prefixed).
 import { useEffect, useState } from "react";
 import type { ParamSpec } from "../api";
 import { isExpr, isKeys, keysAt, withKey, type Animated, type EddyNode } from "../graph";
@@ -11,25 +13,29 @@ export function ParamPanel({
   onBypass,
   onParam,
   onOpenAsset,
+  testPrefix = "",
 }: {
   node: EddyNode | undefined;
   frame: number;
-  onDisplay: (id: string) => void;
+  onDisplay?: (id: string) => void;
   onBypass: (id: string) => void;
   onParam: (id: string, name: string, value: unknown) => void;
   onOpenAsset: (type: string) => void;
+  testPrefix?: string;
 }) {
   return (
-    <div className="params" data-testid="params">
+    <div className="params" data-testid={`${testPrefix}params`}>
       {node ? (
         <>
           <h3>
             {node.id} <small>{node.data.spec.type}</small>
-            <button data-testid="display-flag" className={node.data.display ? "on" : ""} onClick={() => onDisplay(node.id)}>
-              display
-            </button>
+            {onDisplay && (
+              <button data-testid="display-flag" className={node.data.display ? "on" : ""} onClick={() => onDisplay(node.id)}>
+                display
+              </button>
+            )}
             <button
-              data-testid="bypass-flag"
+              data-testid={`${testPrefix}bypass-flag`}
               className={node.data.bypass ? "on" : ""}
               title="Bypass: the node does not cook; each output passes on its first input of the same type"
               onClick={() => onBypass(node.id)}
@@ -37,7 +43,7 @@ export function ParamPanel({
               bypass
             </button>
             {node.data.spec.asset && (
-              <button data-testid="open-asset" title="Show the asset's contents" onClick={() => onOpenAsset(node.data.spec.type)}>
+              <button data-testid={`${testPrefix}open-asset`} title="Show the asset's contents" onClick={() => onOpenAsset(node.data.spec.type)}>
                 contents
               </button>
             )}
@@ -49,6 +55,7 @@ export function ParamPanel({
               spec={p}
               value={node.data.params[p.name]}
               frame={frame}
+              testid={`${testPrefix}param-${p.name}`}
               onChange={(v) => onParam(node.id, p.name, v)}
             />
           ))}
@@ -66,11 +73,13 @@ function ParamField({
   spec,
   value,
   frame,
+  testid,
   onChange,
 }: {
   spec: ParamSpec;
   value: unknown;
   frame: number;
+  testid: string;
   onChange: (v: unknown) => void;
 }) {
   const title = `${spec.doc}${spec.unit ? ` (${spec.unit})` : ""}${spec.min !== undefined ? ` min ${spec.min}` : ""}${
@@ -82,7 +91,6 @@ function ParamField({
       {spec.unit && <small> {spec.unit}</small>}
     </span>
   );
-  const testid = `param-${spec.name}`;
   if (spec.type === "bool")
     return (
       <label className="param">

@@ -506,6 +506,15 @@ bool uses_type(const Graph& g, const Registry& reg, const std::string& type) {
   }
   return false;
 }
+// An asset file's new definition of a type loaded already: read as
+// read_asset does, and refused when its contents would use the type itself.
+std::shared_ptr<const Asset> read_replacement(const Registry& reg, const std::string& path, const json& root,
+                                              NodeSpec& spec) {
+  auto asset = read_asset(reg, path, root, spec);
+  if (uses_type(asset->graph, reg, spec.type))
+    throw Error(path + ": the asset's contents use \"" + spec.type + "\" itself, which would never end expanding");
+  return asset;
+}
 std::string canonical(const std::string& path) {
   std::error_code ec;
   return fs::weakly_canonical(fs::path(path), ec).string();
@@ -521,7 +530,7 @@ void Registry::register_asset(const std::string& path, const nlohmann::json& roo
   const std::string key = canonical(path);
   if (!replacing && std::find(assets_.begin(), assets_.end(), key) != assets_.end()) return;
   NodeSpec spec;
-  auto asset = read_asset(*this, path, root, spec);
+  auto asset = replacing ? read_replacement(*this, path, root, spec) : read_asset(*this, path, root, spec);
   const NodeSpec* existing = find(spec.type);
   // The first definition of an asset type loaded wins (the graph's own
   // folder is read before EDDY_ASSET_PATH), as Houdini prefers one
@@ -536,8 +545,6 @@ void Registry::register_asset(const std::string& path, const nlohmann::json& roo
     throw Error("asset node type '" + type + "' is expanded into its contents, never cooked itself");
   };
   if (replacing) {
-    if (uses_type(asset->graph, *this, type))
-      throw Error(path + ": the asset's contents use \"" + type + "\" itself, which would never end expanding");
     swap_in(std::move(spec));
     return;
   }
@@ -566,6 +573,23 @@ void Registry::reload_asset(const std::string& type) {
     throw Error(path + ": asset.type: the file no longer declares \"" + type + "\" (" +
                 (declared ? declared->dump() : std::string("none")) +
                 "); a renamed asset is a new node type: load it as one");
+  register_asset(path, root, true);
+}
+
+void Registry::edit_asset(const std::string& type, const nlohmann::json& contents) {
+  const NodeSpec* spec = find(type);
+  if (!spec || !spec->asset) throw Error("\"" + type + "\" is not an asset node type");
+  const std::string path = spec->asset->path;
+  if (!contents.is_object() || !contents.contains("nodes") || !contents.contains("links"))
+    throw Error("the new contents of \"" + type + "\": expected a graph's \"nodes\" and \"links\"");
+  json root = read_json_file(path, "asset file");
+  if (!root.is_object() || !root.contains("asset") || !root["asset"].is_object() || root["asset"].value("type", "") != type)
+    throw Error(path + ": asset.type: the file no longer declares \"" + type + "\"; reload it first");
+  root["nodes"] = contents["nodes"];
+  root["links"] = contents["links"];
+  NodeSpec check;
+  read_replacement(*this, path, root, check);  // throws, naming the place, before anything is written
+  write_file_atomic(path, root.dump(2) + "\n");
   register_asset(path, root, true);
 }
 

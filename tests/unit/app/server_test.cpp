@@ -249,6 +249,23 @@ TEST_F(ServerTest, ASelectionCollapsesIntoAnAssetAndTheAssetReloads) {
   EXPECT_NE(r->body, before) << "the reloaded contents cooked anew";
   r = c.Post("/api/asset/reload", R"({"type": "PBFSolver"})", "application/json");
   EXPECT_EQ(r->status, 404) << r->body;
+
+  // New contents from the editor: gravity back, written into the file.
+  for (auto& n : asset["nodes"])
+    if (n["id"] == "solver") n["params"]["gravity"] = {0, -9.81, 0};
+  const json edit = {{"type", "ServeTestShot"}, {"graph", {{"nodes", asset["nodes"]}, {"links", asset["links"]}}}};
+  r = c.Put("/api/asset", edit.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(std::ifstream(file))["nodes"], asset["nodes"]);
+  r = c.Get("/api/geometry?node=serve_test_shot&frame=2");
+  EXPECT_EQ(r->body, before) << "the solver's own gravity again: the first cook's bytes";
+  // Contents that name an unknown node type: refused, the file unchanged.
+  json bad = edit;
+  bad["graph"]["nodes"][0]["type"] = "NoSuchNode";
+  r = c.Put("/api/asset", bad.dump(), "application/json");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("NoSuchNode"), std::string::npos) << r->body;
+  EXPECT_EQ(json::parse(std::ifstream(file))["nodes"], asset["nodes"]);
 }
 
 TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {

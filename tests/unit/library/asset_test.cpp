@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <cstring>
 #include <unistd.h>
 
@@ -404,6 +405,37 @@ TEST(Asset, ASelectionCollapsedIntoAnAssetCooksAsBefore) {
   std::ofstream(path) << edited.dump(2);
   EXPECT_THROW(registry().reload_asset("TestCollapsedSurface"), Error);
   EXPECT_THROW(registry().reload_asset("PBFSolver"), Error);  // not an asset
+
+  // The editor's contents view writes new contents through edit_asset: the
+  // velocity back on, written into the file and reloaded.
+  std::ofstream(path) << file.dump(2);
+  registry().reload_asset("TestCollapsedSurface");
+  nlohmann::json contents = {{"nodes", file.at("nodes")}, {"links", file.at("links")}};
+  for (auto& n : contents.at("nodes"))
+    if (n.at("id") == "mesher") n.at("params")["isoValue"] = 0.001;
+  registry().edit_asset("TestCollapsedSurface", contents);
+  const nlohmann::json written = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(written.at("asset"), file.at("asset"));  // the asset section kept
+  after.set_graph(collapsed);
+  EXPECT_NE(after.cook("test_collapsed_surface", 3)->at("mesh").as<Mesh>()->points.size(),
+            before.cook("mesher", 3)->at("mesh").as<Mesh>()->points.size());
+  // Contents that do not make the asset (its input's inner node gone) are
+  // refused naming the place, and the file is left as it was.
+  std::stringstream kept;
+  kept << std::ifstream(path).rdbuf();
+  nlohmann::json broken = contents;
+  broken.at("nodes").erase(0);  // to_vdb, which the asset's input feeds
+  broken.at("links").erase(0);
+  try {
+    registry().edit_asset("TestCollapsedSurface", broken);
+    ADD_FAILURE() << "contents without the input's node were written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(R"(asset.inputs[0].to[0]: the asset has no node "to_vdb")"), std::string::npos)
+        << e.what();
+  }
+  std::stringstream now;
+  now << std::ifstream(path).rdbuf();
+  EXPECT_EQ(now.str(), kept.str());
 }
 
 TEST(Asset, ACollapseThatCannotBeOneIsRefusedSayingWhy) {

@@ -56,6 +56,11 @@ class Registry {
   // `type`. On an error the old definition stays. Graphs pick the new
   // contents up when they are set again (CookEngine::set_graph expands them).
   void reload_asset(const std::string& type);
+  // Writes new contents (the "nodes" and "links" of graph JSON `contents`)
+  // into asset type `type`'s file, its asset section and the rest kept, and
+  // reloads the type. They are validated as the asset they make before the
+  // file is written: on an error nothing changes.
+  void edit_asset(const std::string& type, const nlohmann::json& contents);
   // Every asset file (*.eddy.json with an "asset" section) in a folder, in
   // name order; returns how many were loaded (none from a missing folder).
   int load_assets_in(const std::string& folder);
