@@ -150,32 +150,16 @@ void Server::Impl::routes() {
     rq.doc = field<std::string>(body, "doc", "");
     rq.category = field<std::string>(body, "category", "");
     rq.id = field<std::string>(body, "id", "");
-    for (const auto& p : field<std::vector<std::string>>(body, "promote", {})) {
-      const auto dot = p.rfind('.');
-      if (dot == std::string::npos || dot == 0 || dot + 1 == p.size())
-        throw HttpError(400, "promote: expected \"node.parameter\", got \"" + p + "\"");
-      rq.promote.emplace_back(p.substr(0, dot), p.substr(dot + 1));
-    }
+    rq.promote = field<std::vector<std::string>>(body, "promote", {});
+    const std::string rel = field<std::string>(body, "file", "assets/" + snake_case(rq.type) + ".eddy.json");
+    const fs::path path = graph_file(root, rel);
     Graph g;
     {
       std::lock_guard<std::timed_mutex> lock(graph.mu);
       g = graph.need().graph();
     }
-    const json file = asset_from_selection(g, registry, rq);  // checks the selection before anything is written
-    const std::string rel = field<std::string>(body, "file", "assets/" + snake_case(rq.type) + ".eddy.json");
-    const fs::path path = graph_file(root, rel);
-    if (fs::exists(path)) throw HttpError(409, "file: '" + rel + "' exists already; choose another name");
-    fs::create_directories(path.parent_path());
-    write_file_atomic(path.string(), file.dump(2) + "\n");
-    try {
-      registry.load_asset(path.string());
-      graph.set(collapse_selection(g, registry, rq));
-    } catch (...) {
-      // Nothing half-made: no file without its type (a type once registered stays, unused).
-      std::error_code ec;
-      fs::remove(path, ec);
-      throw;
-    }
+    collapse_into_file(g, registry, rq, path.string());
+    graph.set(std::move(g));
     hub.publish({{"event", "catalog_changed"}, {"type", rq.type}});
     hub.publish({{"event", "graph_changed"}});
     reply_graph(res);

@@ -19,7 +19,7 @@ from . import _eddy
 from ._eddy import (Cancelled, CookContext, CookError, Error, GraphError, Mesh, Points, Value, Volumes,
                     read_mesh, read_vdb)
 
-__all__ = ["nodes", "node_spec", "load", "load_assets", "Graph", "node", "Param", "Points", "Mesh", "Volumes", "Value",
+__all__ = ["nodes", "node_spec", "load", "load_assets", "reload_asset", "Graph", "node", "Param", "Points", "Mesh", "Volumes", "Value",
            "CookContext", "Error", "GraphError", "CookError", "Cancelled", "read_mesh", "read_vdb"]
 
 # Python node types: type name -> the module that defines it (written to
@@ -83,6 +83,15 @@ class Graph(_eddy.Graph):
             raise
         return node_id
 
+    def collapse(self, nodes, type_name, path, doc="", promote=()):
+        """Makes the nodes one node of a new asset type (Houdini's collapse
+        into a subnet, then "create digital asset"): writes the asset file at
+        `path` (never over a file), registers the type and puts its node in
+        their place, wired as they were; `promote` names parameters
+        ("node.param") to become the asset's. Returns the new node's id.
+        The graph cooks exactly as before."""
+        return self._collapse(list(nodes), type_name, os.fspath(path), doc, list(promote))
+
     def set(self, node_id, param, value):
         """Sets a parameter: a value, a (x, y, z) vector, {"expr": "..."} or
         {"keys": [[frame, value], ...]} (any vector component may be animated)."""
@@ -135,6 +144,12 @@ class Graph(_eddy.Graph):
     def __repr__(self):
         return "<eddy.Graph %d nodes, frames %d-%d%s>" % (len(self.nodes), self.frame_range[0], self.frame_range[1],
                                                          ", from " + self.source if self.source else "")
+
+
+def reload_asset(type_name):
+    """Reads an asset type's file again (after it was edited); graphs cook
+    the new contents from their next cook on."""
+    _eddy.reload_asset(type_name)
 
 
 def load_assets(path):

@@ -14,6 +14,7 @@
 
 #include "bindings.h"
 #include "eddy/core/error.h"
+#include "eddy/graph/asset.h"
 #include "eddy/graph/cook.h"
 #include "eddy/graph/graph.h"
 
@@ -160,6 +161,23 @@ class PyGraph {
         throw Error("add(\"" + type + "\", \"" + id + "\"): a node id is a name of letters, digits, '_' or '-'");
       graph_.nodes.push_back(std::move(n));  // its parameters are the spec's defaults: valid
       edited();
+    });
+  }
+
+  // The nodes into a new asset type written to `path` (asset.h); returns
+  // the asset node's id.
+  std::string collapse(const std::vector<std::string>& nodes, const std::string& type, const std::string& path,
+                       const std::string& doc, const std::vector<std::string>& promote) {
+    not_cooking("collapse");
+    return graph_call([&] {
+      CollapseRequest rq;
+      rq.nodes = nodes;
+      rq.type = type;
+      rq.doc = doc;
+      rq.promote = promote;
+      const std::string id = collapse_into_file(graph_, registry(), rq, path);
+      edited();
+      return id;
     });
   }
 
@@ -425,6 +443,7 @@ PYBIND11_MODULE(_eddy, m) {
       else registry().load_asset(path);
     });
   });
+  m.def("reload_asset", [](const std::string& type) { graph_call([&] { registry().reload_asset(type); }); });
   m.def("plugins", [] { return registry().plugins(); });
 
   py::class_<PyGraph>(m, "Graph")
@@ -436,6 +455,7 @@ PYBIND11_MODULE(_eddy, m) {
            })
       .def("_add", &PyGraph::add)
       .def("remove", &PyGraph::remove, "Removes a node and its links.")
+      .def("_collapse", &PyGraph::collapse)
       .def("link", &PyGraph::link, py::arg("source"), py::arg("target"),
            "Links an output to an input: g.link(\"emitter.points\", \"solver.points\").")
       .def("unlink", &PyGraph::unlink, py::arg("source"), py::arg("target"))

@@ -184,6 +184,37 @@ def test_the_gil_is_released_while_cooking(tmp_path):
     assert spins > 100000
 
 
+def test_nodes_collapse_into_an_asset_that_cooks_as_they_did(pbf, tmp_path):
+    before = pbf.cook("solver", 4)["particles"]["P"]
+    path = tmp_path / "assets" / "falling_block.eddy.json"
+    node = pbf.collapse(["water", "solver"], "PyFallingBlock", path, doc="a falling block",
+                        promote=["water.particle_radius", "solver.substeps"])
+    assert node == "py_falling_block"
+    assert pbf.nodes == [("tank", "ColliderBox"), ("py_falling_block", "PyFallingBlock")]
+    assert pbf.links == [("tank.colliders", "py_falling_block.colliders")]
+    spec = eddy.node_spec("PyFallingBlock")
+    assert [p["name"] for p in spec["params"]] == ["particle_radius", "substeps"] and spec["doc"] == "a falling block"
+    assert pbf.get("py_falling_block", "substeps") == 2
+    after = pbf.cook("py_falling_block", 4)["particles"]["P"]
+    assert np.array_equal(before, after)  # bit for bit
+    # The asset file edited (the block made twice as wide) and reloaded: the
+    # same graph cooks the new contents.
+    asset = json.loads(path.read_text())
+    next(n for n in asset["nodes"] if n["id"] == "water")["params"]["size"] = [0.2, 0.1, 0.1]
+    path.write_text(json.dumps(asset))
+    eddy.reload_asset("PyFallingBlock")
+    assert len(pbf.cook("py_falling_block", 4)["particles"]) == 250
+    # Refused, nothing written: a taken type; a file that exists; an unknown node.
+    with pytest.raises(eddy.GraphError, match="the node type exists already"):
+        pbf.collapse(["tank"], "PyFallingBlock", tmp_path / "other.eddy.json")
+    with pytest.raises(eddy.GraphError, match="exists already; choose another file"):
+        pbf.collapse(["tank"], "PyTank", path)
+    with pytest.raises(eddy.GraphError, match='the graph has no node "nope"'):
+        pbf.collapse(["nope"], "PyNope", tmp_path / "nope.eddy.json")
+    assert not (tmp_path / "other.eddy.json").exists() and not (tmp_path / "nope.eddy.json").exists()
+    assert pbf.nodes == [("tank", "ColliderBox"), ("py_falling_block", "PyFallingBlock")]
+
+
 def test_assets_beside_the_graph_are_node_types():
     g = eddy.load(os.path.join(EXAMPLES, "dam_break_sph.eddy.json"))
     assert ("surface", "LiquidSurface") in g.nodes

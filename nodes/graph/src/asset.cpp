@@ -383,7 +383,11 @@ Boundary boundary_of(const Graph& g, const Registry& reg, const CollapseRequest&
   for (const auto& [name, s] : b.outputs) b.output_of[s] = name;
 
   std::vector<Socket> params;
-  for (const auto& p : rq.promote) {
+  for (const auto& text : rq.promote) {
+    const std::size_t dot = text.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == text.size())
+      throw Error(w + ": promote: expected \"node.parameter\", got \"" + text + "\"");
+    const Socket p{text.substr(0, dot), text.substr(dot + 1)};
     const GraphNode* n = g.find(p.first);
     if (!n || !b.inside.count(p.first))
       throw Error(w + ": promote \"" + p.first + "." + p.second + "\": \"" + p.first + "\" is not a selected node");
@@ -483,6 +487,24 @@ Graph collapse_selection(const Graph& g, const Registry& reg, const CollapseRequ
   }
   validate_graph(out, reg, ValidateOptions{false});
   return out;
+}
+
+std::string collapse_into_file(Graph& g, Registry& reg, const CollapseRequest& rq, const std::string& path) {
+  const json file = asset_from_selection(g, reg, rq);  // the selection checked before anything is written
+  const std::string id = boundary_of(g, reg, rq, false).id;
+  std::error_code ec;
+  if (fs::exists(path, ec)) throw Error("collapse: '" + path + "' exists already; choose another file");
+  if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+  write_file_atomic(path, file.dump(2) + "\n");
+  try {
+    reg.load_asset(path);
+    Graph collapsed = collapse_selection(g, reg, rq);
+    g = std::move(collapsed);
+  } catch (...) {
+    fs::remove(path, ec);  // (a type once registered stays, unused)
+    throw;
+  }
+  return id;
 }
 
 // ---------------------------------------------------------------------------

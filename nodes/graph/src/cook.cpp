@@ -37,6 +37,7 @@ void CookEngine::set_graph(Graph graph) {
   // Structure only: the node types' pre-flight checks belong to whoever
   // chooses the frames (eddy run, the editor's cook request).
   validate_graph(graph, registry_, ValidateOptions{false});
+  revision_seen_ = registry_.revision();
   graph_ = expand_assets(graph, registry_);
   user_ = std::move(graph);
   asset_nodes_.clear();
@@ -129,8 +130,16 @@ void CookEngine::evict() {
   }
 }
 
+void CookEngine::follow_registry() {
+  // Only between cooks: never under a cook already walking the graph (one
+  // reloaded on another thread meanwhile is followed by the next request).
+  if (depth_ == 0 && registry_.revision() != revision_seen_) set_graph(Graph(user_));
+}
+
 bool CookEngine::is_cached(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  follow_registry();
+  const Depth in(depth_);
   if (asset_nodes_.count(node)) {
     for (const auto& o : registry_.find(user_.find(node)->type)->outputs)
       if (!is_cached(expanded_output(user_, registry_, node, o.name).first, frame)) return false;
@@ -142,6 +151,8 @@ bool CookEngine::is_cached(const std::string& node, int frame) {
 
 std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  follow_registry();
+  const Depth in(depth_);
   if (asset_nodes_.count(node)) {
     // An asset node's outputs are its inner nodes' (the expansion cooks them).
     auto out = std::make_shared<Outputs>();
@@ -180,6 +191,8 @@ std::shared_ptr<const Outputs> CookEngine::cook(const std::string& node, int fra
 
 uint64_t CookEngine::output_signature(const std::string& node, int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  follow_registry();
+  const Depth in(depth_);
   if (!graph_.find(node)) throw Error("no node '" + node + "' in the graph");
   return signature(node, frame);
 }
@@ -308,6 +321,8 @@ std::shared_ptr<const Outputs> CookEngine::cook_once(const GraphNode& gn, const 
 
 void CookEngine::cook_frame(int frame) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  follow_registry();
+  const Depth in(depth_);
   // The expanded graph's: an asset's side branches (a writer inside it) cook too.
   for (const auto& id : graph_.terminal_nodes()) cook(id, frame);
 }

@@ -75,6 +75,7 @@ void Registry::swap_in(NodeSpec spec) {
   EDDY_DEMAND(it != specs_.end());
   retired_.push_back(std::move(it->second));
   it->second = std::make_unique<const NodeSpec>(std::move(spec));
+  ++revision_;
 }
 
 void Registry::replace(NodeSpec spec) {

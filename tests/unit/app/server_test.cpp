@@ -226,7 +226,8 @@ TEST_F(ServerTest, ASelectionCollapsesIntoAnAssetAndTheAssetReloads) {
   r = c.Post("/api/asset/collapse",
              json{{"nodes", {"tank"}}, {"type", "ServeTestTank"}, {"file", "assets/serve_test_shot.eddy.json"}}.dump(),
              "application/json");
-  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("exists already; choose another file"), std::string::npos) << r->body;
   r = c.Post("/api/asset/collapse", json{{"nodes", {"tank", "nope"}}, {"type", "ServeTestNope"}}.dump(),
              "application/json");
   EXPECT_EQ(r->status, 400) << r->body;

@@ -334,7 +334,7 @@ TEST(Asset, ASelectionCollapsedIntoAnAssetCooksAsBefore) {
   rq.nodes = {"to_vdb", "liquid", "mesher"};
   rq.type = "TestCollapsedSurface";
   rq.doc = "the chain, collapsed";
-  rq.promote = {{"liquid", "Dx"}, {"liquid", "iterations"}};
+  rq.promote = {"liquid.Dx", "liquid.iterations"};
   const nlohmann::json file = asset_from_selection(g, registry(), rq);
   const nlohmann::json& a = file.at("asset");
   EXPECT_EQ(a.at("inputs"), nlohmann::json::parse(R"([{"name": "particles", "to": ["to_vdb.particles"]}])"));
@@ -447,7 +447,7 @@ TEST(Asset, ACollapseThatCannotBeOneIsRefusedSayingWhy) {
   EXPECT_EQ(snake_case("already_snake"), "already_snake");
   const Graph g = expanded_by_hand();
   auto refused = [&](std::vector<std::string> nodes, const std::string& type, const std::string& expected,
-                     std::vector<std::pair<std::string, std::string>> promote = {}) {
+                     std::vector<std::string> promote = {}) {
     CollapseRequest rq;
     rq.nodes = std::move(nodes);
     rq.type = type;
@@ -467,8 +467,9 @@ TEST(Asset, ACollapseThatCannotBeOneIsRefusedSayingWhy) {
   // The solver between the water and the surfacing would feed the asset and take from it.
   refused({"water", "to_vdb"}, "TestAround", R"(node "sim" takes from the selection and feeds it)");
   refused({"liquid"}, "TestPromote", R"(promote "mesher.isoValue": "mesher" is not a selected node)",
-          {{"mesher", "isoValue"}});
-  refused({"liquid"}, "TestPromote", R"(SmoothLiquidSDF has no parameter "dx")", {{"liquid", "dx"}});
+          {"mesher.isoValue"});
+  refused({"liquid"}, "TestPromote", R"(SmoothLiquidSDF has no parameter "dx")", {"liquid.dx"});
+  refused({"liquid"}, "TestPromote", R"(promote: expected "node.parameter", got "Dx")", {"Dx"});
   // A solver's colliders taking a collider from inside the selection and one from outside.
   const Graph two = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 2], "nodes": [
       {"id": "a", "type": "ColliderBox"}, {"id": "b", "type": "ColliderSphere"},
@@ -499,6 +500,37 @@ TEST(Asset, ACollapseThatCannotBeOneIsRefusedSayingWhy) {
   EXPECT_EQ(c.links[1].to_node, "test_mixed");
   EXPECT_EQ(c.links[1].to_socket, "colliders");
   EXPECT_TRUE(registry().find("TestMixed")->inputs[0].multi);
+
+  // collapse_into_file leaves nothing behind when the asset cannot be made:
+  // a mesher whose required input nothing feeds (a graph still being built).
+  ValidateOptions building{false};
+  building.required_inputs = false;
+  Graph partial = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 2],
+      "nodes": [{"id": "mesher", "type": "SDFToPrim"}], "links": []})",
+                              registry(), "", building);
+  const fs::path target = write("partial.eddy.json", "").parent_path() / "partial_asset.eddy.json";
+  rq = CollapseRequest{};
+  rq.nodes = {"mesher"};
+  rq.type = "TestPartial";
+  try {
+    collapse_into_file(partial, registry(), rq, target.string());
+    ADD_FAILURE() << "an asset with an unfed required input was made";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(R"(nothing feeds the required input "mesher.sdf")"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(target));
+  EXPECT_EQ(registry().find("TestPartial"), nullptr);
+  ASSERT_EQ(partial.nodes.size(), 1u);
+  EXPECT_EQ(partial.nodes[0].id, "mesher");
+  // Nor over an existing file.
+  rq.nodes = {"water", "sim"};
+  rq.type = "TestOverFile";
+  Graph whole = two;
+  const fs::path taken = write("taken_asset.eddy.json", "{}");
+  EXPECT_THROW(collapse_into_file(whole, registry(), rq, taken.string()), Error);
+  EXPECT_EQ(registry().find("TestOverFile"), nullptr);
+  EXPECT_EQ(whole.nodes.size(), 4u);
 }
 
 }  // namespace

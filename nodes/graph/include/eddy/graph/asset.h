@@ -74,7 +74,7 @@ struct CollapseRequest {
   std::vector<std::string> nodes;  // the selection (ids of the graph's nodes)
   std::string type;                // the new node type's name
   std::string category, doc;       // as an asset file gives them ("" : Assets, none)
-  std::vector<std::pair<std::string, std::string>> promote;  // (node, parameter)
+  std::vector<std::string> promote;  // "node.parameter"
   std::string id;                  // the asset node's id; "": one made from the type's name
 };
 // The asset file (JSON) for the selection; throws eddy::Error naming what
@@ -86,5 +86,10 @@ nlohmann::json asset_from_selection(const Graph& g, const Registry& registry, co
 // be registered by now (from asset_from_selection's file), wired as the
 // selection was.
 Graph collapse_selection(const Graph& g, const Registry& registry, const CollapseRequest& request);
+// Both, as the editor and Python do it: writes the asset file at `path`
+// (never over an existing file), registers its type and collapses `g` in
+// place; returns the asset node's id. On an error nothing is left behind
+// (no file; `g` as it was).
+std::string collapse_into_file(Graph& g, Registry& registry, const CollapseRequest& request, const std::string& path);
 
 }  // namespace eddy

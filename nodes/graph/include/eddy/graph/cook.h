@@ -75,7 +75,10 @@ class CookEngine {
   // The graph that cooks: asset nodes expanded into their contents ("node/inner" ids).
   const Graph& expanded_graph() const { return graph_; }
   // Replaces the graph (validated); node instances of unchanged id and type
-  // are kept, cached outputs stay valid where signatures still match.
+  // are kept, cached outputs stay valid where signatures still match. The
+  // engine sets its graph again by itself when the registry's specs were
+  // replaced (an asset reloaded or edited): the next cook expands the new
+  // contents.
   void set_graph(Graph graph);
 
   void set_observer(CookObserver* o) { observer_ = o; }
@@ -121,11 +124,19 @@ class CookEngine {
   std::shared_ptr<const Outputs> restore(const std::string& node, int frame);
   void evict();
   int clamp_frame(const NodeSpec& spec, int frame) const;
+  void follow_registry();  // set_graph(user_) when the registry's revision moved on
 
   const Registry& registry_;
   Graph user_;   // as given
   Graph graph_;  // asset nodes expanded into their contents: what cooks
   std::set<std::string, std::less<>> asset_nodes_;  // the ids of user_'s expanded asset nodes
+  uint64_t revision_seen_ = 0;  // the registry's revision the expansion was made at
+  int depth_ = 0;               // public calls under way (nested ones: a cook cooking its inputs)
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(x) { ++d; }
+    ~Depth() { --d; }
+  };
   CookOptions options_;
   CookObserver* observer_ = nullptr;
   std::atomic<bool> cancel_{false};

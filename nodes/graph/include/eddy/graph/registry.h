@@ -4,6 +4,8 @@
 //   extern "C" int  eddy_plugin_abi();               // == EDDY_PLUGIN_ABI
 //   extern "C" void eddy_register_nodes(eddy::Registry&);
 // The built-in library is loaded the same way as a third party's.
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +58,9 @@ class Registry {
   // `type`. On an error the old definition stays. Graphs pick the new
   // contents up when they are set again (CookEngine::set_graph expands them).
   void reload_asset(const std::string& type);
+  // Counts the specs replaced (assets reloaded or edited, types defined
+  // again): a graph whose engine saw another count sets its graph again.
+  uint64_t revision() const { return revision_.load(); }
   // Writes new contents (the "nodes" and "links" of graph JSON `contents`)
   // into asset type `type`'s file, its asset section and the rest kept, and
   // reloads the type. They are validated as the asset they make before the
@@ -77,6 +82,7 @@ class Registry {
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::unique_ptr<const NodeSpec>, std::less<>> specs_;
   std::vector<std::unique_ptr<const NodeSpec>> retired_;
+  std::atomic<uint64_t> revision_{0};
   std::map<std::string, std::string, std::less<>> origin_;  // type -> plug-in that registered it
   std::vector<std::string> plugins_;
   std::vector<std::string> assets_;  // asset files loaded (canonical paths)
