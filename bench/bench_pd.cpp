@@ -5,7 +5,7 @@
 // system's memory, and the refactorisations contacts caused. Goals (issue
 // 20, 2 cores): a 10k-node cloth at 10 iterations in 10 ms a step, 100k in
 // 150 ms.
-//   eddy_bench_pd [steps]
+//   eddy_bench_pd [steps] [only: run the lines whose "name method" holds this text, e.g. "cloth 10k chebyshev"]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +14,8 @@
 #include "eddy/core/pd/pd.h"
 
 namespace {
+
+std::string only;  // the lines to run (all when empty)
 
 using namespace eddy;
 
@@ -27,6 +29,9 @@ void run(const char* name, const SoftBodies& s, const std::vector<Collider>& col
   p.iterations = 10;
   p.method = method;
   p.chebyshev_rho = 0.95f;
+  if (!only.empty() && (std::string(name) + (method == PdMethod::Cholesky ? " cholesky" : " chebyshev")).find(only) ==
+                           std::string::npos)
+    return;
   PdSolver solver(p, 0);
   solver.load(s);
   solver.set_colliders(colliders);
@@ -52,6 +57,7 @@ void run(const char* name, const SoftBodies& s, const std::vector<Collider>& col
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 20;
+  only = argc > 2 ? argv[2] : "";
   SoftMaterial cloth_m;
   cloth_m.young_modulus = 5e6;
   cloth_m.density = 300;
