@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "eddy/core/error.h"
@@ -47,6 +48,14 @@ httplib::Server::Handler wrap(Fn fn) {
 // The graph files under root (not in the output folder, at most 4 folders
 // down, at most 1000), with their comments, sorted by path. Asset files are
 // node types (the node library lists them), not graphs to open.
+// A file's path relative to the served root, when it lies under it (links followed).
+std::optional<std::string> served_path(const fs::path& root, const std::string& file) {
+  std::error_code ec;
+  const fs::path rel = fs::relative(fs::weakly_canonical(file, ec), fs::weakly_canonical(root, ec), ec);
+  if (ec || rel.empty() || *rel.begin() == "..") return std::nullopt;
+  return rel.generic_string();
+}
+
 json list_graphs(const fs::path& root, const fs::path& out) {
   json list = json::array();
   std::error_code ec;
@@ -123,10 +132,7 @@ void Server::Impl::routes() {
     const Asset& a = *spec->asset;
     json j;
     j["type"] = type;
-    // The file, relative to the served folder when it lies there.
-    std::error_code ec;
-    const fs::path rel = fs::relative(fs::weakly_canonical(a.path, ec), fs::weakly_canonical(root, ec), ec);
-    j["file"] = !ec && !rel.empty() && *rel.begin() != ".." ? rel.generic_string() : a.path;
+    j["file"] = served_path(root, a.path).value_or(a.path);
     j["graph"] = json::parse(graph_to_json(a.graph, registry));
     auto ends = [](const std::vector<std::pair<std::string, std::string>>& v) {
       json e = json::array();
@@ -189,6 +195,11 @@ void Server::Impl::routes() {
     const json body = parse_body(req.body);
     const std::string type = field<std::string>(body, "type", "", true);
     const json contents = field<json>(body, "graph", json(), true);
+    // The server writes under its root only: an asset from EDDY_ASSET_PATH is edited where it lives.
+    const NodeSpec* spec = registry.find(type);
+    if (spec && spec->asset && !served_path(root, spec->asset->path))
+      throw HttpError(403, "\"" + type + "\" comes from " + spec->asset->path +
+                               ", outside the served folder: edit that file, then reload");
     asset_changed(type, res, [&] { registry.edit_asset(type, contents); });
   }));
   http.Get("/api/graphs/file", wrap([this](const auto& req, auto& res) {

@@ -11,8 +11,8 @@
 //                                     root, by default assets/TYPE.eddy.json, never over a file),
 //                                     one node of it in their place in the current graph
 //   POST /api/asset/reload {type}     an asset's file read again; the current graph recooks what changed
-//   PUT  /api/asset {type, graph}     new contents (nodes, links) written into an asset's file, validated
-//                                     first; the current graph recooks what changed
+//   PUT  /api/asset {type, graph}     new contents (nodes, links) written into an asset's file (one under
+//                                     the root only), validated first; the current graph recooks what changed
 //   POST /api/graph/open   {path}     loads a graph file as the current graph
 //   GET  /api/graph                   the current graph
 //   PUT  /api/graph        graph      replaces the current graph (validated)

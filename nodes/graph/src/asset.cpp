@@ -582,10 +582,13 @@ void Registry::register_asset(const std::string& path, const nlohmann::json& roo
   assets_.push_back(key);
 }
 
-void Registry::reload_asset(const std::string& type) {
-  const NodeSpec* spec = find(type);
+namespace {
+// Asset type `type`'s file (its path in `path`), read again; refused when
+// the type is not an asset or the file no longer declares it.
+json declaring_file(const Registry& reg, const std::string& type, std::string& path) {
+  const NodeSpec* spec = reg.find(type);
   if (!spec || !spec->asset) throw Error("\"" + type + "\" is not an asset node type");
-  const std::string path = spec->asset->path;
+  path = spec->asset->path;
   json root = read_json_file(path, "asset file");
   const json* declared = root.is_object() && root.contains("asset") && root["asset"].is_object() &&
                                  root["asset"].contains("type")
@@ -595,18 +598,21 @@ void Registry::reload_asset(const std::string& type) {
     throw Error(path + ": asset.type: the file no longer declares \"" + type + "\" (" +
                 (declared ? declared->dump() : std::string("none")) +
                 "); a renamed asset is a new node type: load it as one");
+  return root;
+}
+}  // namespace
+
+void Registry::reload_asset(const std::string& type) {
+  std::string path;
+  const json root = declaring_file(*this, type, path);
   register_asset(path, root, true);
 }
 
 void Registry::edit_asset(const std::string& type, const nlohmann::json& contents) {
-  const NodeSpec* spec = find(type);
-  if (!spec || !spec->asset) throw Error("\"" + type + "\" is not an asset node type");
-  const std::string path = spec->asset->path;
   if (!contents.is_object() || !contents.contains("nodes") || !contents.contains("links"))
     throw Error("the new contents of \"" + type + "\": expected a graph's \"nodes\" and \"links\"");
-  json root = read_json_file(path, "asset file");
-  if (!root.is_object() || !root.contains("asset") || !root["asset"].is_object() || root["asset"].value("type", "") != type)
-    throw Error(path + ": asset.type: the file no longer declares \"" + type + "\"; reload it first");
+  std::string path;
+  json root = declaring_file(*this, type, path);
   root["nodes"] = contents["nodes"];
   root["links"] = contents["links"];
   NodeSpec check;

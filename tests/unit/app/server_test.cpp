@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -267,6 +268,21 @@ TEST_F(ServerTest, ASelectionCollapsesIntoAnAssetAndTheAssetReloads) {
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_NE(r->body.find("NoSuchNode"), std::string::npos) << r->body;
   EXPECT_EQ(json::parse(std::ifstream(file))["nodes"], asset["nodes"]);
+  // An asset from outside the served folder (as from EDDY_ASSET_PATH) is
+  // not written through the server: 403, its file untouched.
+  const std::string outside = std::string(EDDY_SOURCE_DIR) + "/examples/assets/liquid_surface.eddy.json";
+  registry().load_asset(outside);
+  std::stringstream kept;
+  kept << std::ifstream(outside).rdbuf();
+  const json theirs = json::parse(kept.str());
+  r = c.Put("/api/asset",
+            json{{"type", "LiquidSurface"}, {"graph", {{"nodes", theirs["nodes"]}, {"links", json::array()}}}}.dump(),
+            "application/json");
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_NE(r->body.find("outside the served folder"), std::string::npos) << r->body;
+  std::stringstream now;
+  now << std::ifstream(outside).rdbuf();
+  EXPECT_EQ(now.str(), kept.str());
 }
 
 TEST_F(ServerTest, MalformedAndInvalidBodiesAreRefusedWithTheReason) {
