@@ -45,9 +45,6 @@ httplib::Server::Handler wrap(Fn fn) {
   };
 }
 
-// The graph files under root (not in the output folder, at most 4 folders
-// down, at most 1000), with their comments, sorted by path. Asset files are
-// node types (the node library lists them), not graphs to open.
 // A file's path relative to the served root, when it lies under it (links followed).
 std::optional<std::string> served_path(const fs::path& root, const std::string& file) {
   std::error_code ec;
@@ -56,6 +53,9 @@ std::optional<std::string> served_path(const fs::path& root, const std::string& 
   return rel.generic_string();
 }
 
+// The graph files under root (not in the output folder, at most 4 folders
+// down, at most 1000), with their comments, sorted by path. Asset files are
+// node types (the node library lists them), not graphs to open.
 json list_graphs(const fs::path& root, const fs::path& out) {
   json list = json::array();
   std::error_code ec;
