@@ -52,7 +52,13 @@ std::size_t rate_total(const FluidSource& s, int frame, double fps, float radius
   if (frame < s.start) return 0;
   const int last = std::min(frame, s.end);
   const double d = 2.0 * radius;
-  return std::size_t(std::floor(s.flow_rate * double(last - s.start + 1) / fps / (d * d * d) + 1e-9));
+  double volume = s.flow_rate * double(last - s.start + 1) / fps;
+  if (s.animated_rate) {
+    if (last < s.volume_first || s.volume.empty()) return 0;
+    const std::size_t j = std::size_t(last - s.volume_first), n = s.volume.size();
+    volume = j < n ? s.volume[j] : s.volume.back() + s.flow_rate * double(j + 1 - n) / fps;
+  }
+  return std::size_t(std::floor(volume / (d * d * d) + 1e-9));
 }
 
 bool source_may_set(const std::string& name) { return name != "P" && name != "v" && name != "id"; }

@@ -77,6 +77,30 @@ TEST(Sources, ARateSourceEmitsItsFlowRate) {
   EXPECT_GE(min_distance(p), 0.9 * 2 * kR - 1e-6);
 }
 
+// An animated rate's totals come from its volume table (the node fills it
+// with the rate's integral over each frame): counts follow the table, and
+// past its end the rate in flow_rate goes on.
+TEST(Sources, AnAnimatedRateEmitsWhatItsVolumeTableSays) {
+  FluidSource s = box_source(0.02f);
+  s.animated_rate = true;
+  s.volume_first = 3;
+  s.start = 1;
+  const double cell = std::pow(2.0 * kR, 3);
+  s.volume = {10.5 * cell, 10.5 * cell, 40 * cell};  // by the end of frames 3, 4, 5
+  EXPECT_EQ(rate_total(s, 2, kFps, kR), 0u);  // before the table: nothing
+  EXPECT_EQ(rate_total(s, 3, kFps, kR), 10u);
+  EXPECT_EQ(rate_total(s, 4, kFps, kR), 10u);
+  EXPECT_EQ(rate_total(s, 5, kFps, kR), 40u);
+  EXPECT_EQ(rate_total(s, 6, kFps, kR), std::size_t(std::floor(40 + 0.02 / kFps / cell + 1e-9)));
+  s.end = 4;
+  EXPECT_EQ(rate_total(s, 5, kFps, kR), 10u);  // nothing after the end
+  Points p = empty_liquid();
+  int32_t next = 0;
+  s.end = 1000;
+  for (int f = 1; f <= 5; ++f) emit(p, s, f, 1, kFps, next);
+  EXPECT_EQ(p.size(), 40u);
+}
+
 TEST(Sources, ARateSourceThatCannotEmptyReportsWhatDidNotFit) {
   Points p = empty_liquid();
   // Nothing carries the particles out: the region a rate source fills, its

@@ -260,6 +260,27 @@ TEST(Sources, ATapPoursItsFlowRateIntoEachSolver) {
   }
 }
 
+// A source's rate is read over each frame, not at its start: a rate keyed
+// from 0 at frame 1 to 0.04 m^3/s at frame 25 emits its integral, 0.02 m^3
+// (2,500 particles of r = 1 cm) by frame 25, and frame 1's emission is the
+// integral over frame 1 alone, 0.04 / 48 / 24 m^3 (4.3 particles; the rate
+// at the frame's start, 0, or at its end would give 0 or 8).
+TEST(Sources, AnAnimatedRateEmitsItsIntegralOverEachFrame) {
+  Graph g = tap_scene("PBFSolver");
+  set_param(g, test::builtin_registry(), "tap", "flow_rate", R"({"keys": [[1, 0], [25, 0.04]]})", "test");
+  CookEngine e(test::builtin_registry(), g);
+  EXPECT_EQ(poured(e, 1)->size(), 0u);
+  EXPECT_EQ(poured(e, 2)->size(), 4u);
+  EXPECT_EQ(poured(e, 13)->size(), 625u);  // a quarter of the volume by half the ramp
+  EXPECT_EQ(poured(e, 25)->size(), 2500u);
+  // An expression too: 0.02 (1 - cos(2 pi $T)) m^3/s over its second emits 0.02 m^3.
+  set_param(g, test::builtin_registry(), "tap", "flow_rate", R"x({"expr": "0.02 * (1 - cos(2 * pi * ($F - 1) / 24))"})x",
+            "test");
+  e.set_graph(g);
+  const std::size_t n = poured(e, 25)->size();
+  EXPECT_NEAR(double(n), 2500.0, 1.0);
+}
+
 // Mass is conserved with a source and a sink: from frame to frame the
 // liquid loses exactly the particles that stood in the drain at the frame's
 // start and gains exactly the ones the tap emitted (new ids), nothing else;

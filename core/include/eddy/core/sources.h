@@ -39,6 +39,13 @@ struct FluidSource {
   Collider shape;            // Box, Sphere or Grid (a sampled closed mesh), solid; placed at t = 0 and moving as colliders do
   bool fill = false;         // false: rate
   double flow_rate = 0.0;    // m^3/s (rate)
+  // An animated rate: the volume emitted by the end of each frame's
+  // emission from frame `volume_first` on, the integral of the rate over the
+  // frames (emission at frame k covers the time from frame k to k + 1), in
+  // place of flow_rate times the frames.
+  bool animated_rate = false;
+  int volume_first = 0;
+  std::vector<double> volume;  // m^3, by the end of frame volume_first + j
   Vec3f velocity = vec3(0.0f);  // m/s, of the particles made
   int start = 1, end = 1000000000;  // frames, inclusive
   float jitter = 0.05f;      // of the spacing: each site moved at random by up to this much
@@ -67,6 +74,8 @@ std::size_t kill(Points& pts, const std::vector<Collider>& sinks, float t);
 
 // The number of particles a rate source has emitted in total by the end of
 // frame `frame`: floor(flow_rate x (frame - start + 1) / fps / (2r)^3).
+// (An animated rate's total comes from `volume`; beyond its last frame the
+// rate is taken as flow_rate.)
 std::size_t rate_total(const FluidSource& s, int frame, double fps, float radius);
 
 }  // namespace eddy
