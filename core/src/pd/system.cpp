@@ -40,7 +40,7 @@ void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K
   } else {
     // In closed form from the eigen-decomposition of the 2x2 F^T F.
     const double a = F.col(0).squaredNorm(), b = F.col(0).dot(F.col(1)), d = F.col(1).squaredNorm();
-    const double mean = 0.5 * (a + d), r = std::hypot(0.5 * (a - d), b);
+    const double h = 0.5 * (a - d), mean = 0.5 * (a + d), r = std::sqrt(h * h + b * b);
     const double l1 = mean + r, l2 = std::max(0.0, mean - r);
     Eigen::Vector2d v1 = std::abs(b) > 1e-300 ? Eigen::Vector2d(l1 - d, b).normalized()
                                                : (a >= d ? Eigen::Vector2d(1, 0) : Eigen::Vector2d(0, 1));
@@ -67,8 +67,42 @@ void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K
 // uniform scaling onto the set. Returns false when the root is not on this
 // branch (a stretch beyond twice the others: then a Gauss-Newton walk onto
 // the set is taken instead).
+// Two stretches (a >= b > 0): s1 = s, s2 = 1 / s with s a root of the
+// stationarity condition of (s - a)^2 + (1/s - b)^2, p(s) = s^4 - a s^3 +
+// b s - 1 = 0 (its derivative is 2 p(s) / s^3): the cost falls while p < 0
+// and rises once p > 0, and p(0) = -1, p(max(a, 1/b)) >= 0, so Newton steps
+// kept inside a bracket where p changes sign (halving it where a step would
+// leave it) find the crossing, from the uniform scaling sqrt(a / b). A few
+// polynomial evaluations, where the general case takes square roots in
+// every step (the cloth's local step spent most of its time there); and it
+// holds on both branches of the Lagrange condition, where the general case
+// falls back to a walk onto the set that is not the nearest point.
+bool unit_product_2(double a, double b, Eigen::Vector2d& out) {
+  if (!(b > 0) || !(a >= b)) return false;
+  auto p = [&](double s) { return ((s - a) * s * s) * s + b * s - 1; };
+  double lo = 0, hi = std::max(a, 1 / b);
+  double s = std::sqrt(a / b);
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
+    const double ps = p(s), dp = (4 * s - 3 * a) * s * s + b;
+    if (ps < 0) lo = s;
+    else hi = s;
+    const double step = dp > 0 ? ps / dp : 0;
+    if (dp > 0 && std::abs(step) <= 1e-15 * s) {  // converged: the step is round-off
+      out = Eigen::Vector2d(s - step, 1 / (s - step));
+      return true;
+    }
+    double next = s - step;
+    if (!(dp > 0) || !(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    s = next;
+  }
+  return false;
+}
+
 template <int K>
 bool unit_product(const Eigen::Matrix<double, K, 1>& sigma, Eigen::Matrix<double, K, 1>& s) {
+  if constexpr (K == 2) {
+    if (unit_product_2(sigma(0), sigma(1), s)) return true;
+  }
   auto stretches = [&](double l, double* dg) {
     double prod = 1, d = 0;
     for (int i = 0; i < K; ++i) {

@@ -88,6 +88,41 @@ TEST(PdProjection, VolumeMeetsTheFirstOrderConditions) {
   EXPECT_NEAR(std::sqrt((A.transpose() * A).determinant()), 1.0, 1e-12);  // the product of its singular values
 }
 
+// The area projection (cloth's volume term) against a slow, obvious
+// reference: the nearest point (s, 1/s) of the hyperbola to F's singular
+// values (a, b), found by a dense scan and golden-section refinement of
+// (s - a)^2 + (1/s - b)^2. Stretched, squashed, sheared and nearly
+// collapsed triangles, as the closed-form Newton step and its general
+// fallback each take some.
+TEST(PdProjection, AreaProjectionIsTheNearestUnitAreaStretch) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int trial = 0; trial < 400; ++trial) {
+    const double spread = trial < 200 ? 0.1 : 0.9;
+    Mat32 F;
+    F << 1 + spread * u(rng), spread * u(rng), spread * u(rng), 1 + spread * u(rng), spread * u(rng), spread * u(rng);
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> ef(F.transpose() * F);
+    const double a = std::sqrt(std::max(0.0, ef.eigenvalues()(1))), b = std::sqrt(std::max(0.0, ef.eigenvalues()(0)));
+    auto f = [&](double x) { return (x - a) * (x - a) + (1 / x - b) * (1 / x - b); };
+    double best = 1;
+    for (double x = 0.05; x < 20; x *= 1.001)
+      if (f(x) < f(best)) best = x;
+    double lo = best / 1.001, hi = best * 1.001;
+    for (int it = 0; it < 200; ++it) {
+      const double m1 = lo + (hi - lo) * 0.381966, m2 = hi - (hi - lo) * 0.381966;
+      (f(m1) < f(m2) ? hi : lo) = f(m1) < f(m2) ? m2 : m1;
+    }
+    const Mat32 P = project_area_2d(F);
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> ep(P.transpose() * P);
+    const double s1 = std::sqrt(ep.eigenvalues()(1)), s2 = std::sqrt(ep.eigenvalues()(0));
+    EXPECT_NEAR(s1 * s2, 1.0, 1e-12) << trial;
+    EXPECT_NEAR(s1, 0.5 * (lo + hi), 1e-7 * s1) << trial << ": singular values " << a << ", " << b;
+    // P keeps F's singular vectors: F - P is symmetric in their frame (P^T F is symmetric).
+    const Eigen::Matrix2d PtF = P.transpose() * F;
+    EXPECT_NEAR(PtF(0, 1), PtF(1, 0), 1e-10) << trial;
+  }
+}
+
 // The constraint energy of one element at F = I + eps (symmetric, small)
 // against linear elasticity's mu ||eps||^2 + lambda/2 tr(eps)^2 per volume.
 TEST(PdWeights, MatchLinearElasticityAtSmallStrain) {
