@@ -64,9 +64,11 @@ void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K
 // Stretches s of product 1 nearest to sigma: s_i = (sigma_i + sqrt(sigma_i^2
 // + 4 l)) / 2 (the Lagrange condition s_i (s_i - sigma_i) = l), l the root
 // of g(l) = prod s_i(l) - 1, increasing in l; safeguarded Newton from the
-// uniform scaling onto the set. Returns false when the root is not on this
-// branch (a stretch beyond twice the others: then a Gauss-Newton walk onto
-// the set is taken instead).
+// uniform scaling onto the set. Where the root is not on that branch (the
+// other stretches large enough that the nearest point takes the smallest
+// below half of sigma_min), the smallest takes the other branch, found by
+// bisection. Returns false only where neither holds (then a Gauss-Newton
+// walk onto the set is taken instead).
 // Two stretches (a >= b > 0): s1 = s, s2 = 1 / s with s a root of the
 // stationarity condition of (s - a)^2 + (1/s - b)^2, p(s) = s^4 - a s^3 +
 // b s - 1 = 0 (its derivative is 2 p(s) / s^3): the cost falls while p < 0
@@ -119,7 +121,32 @@ bool unit_product(const Eigen::Matrix<double, K, 1>& sigma, Eigen::Matrix<double
   for (int i = 0; i < K; ++i) positive = positive && sigma(i) > 0;
   if (positive) {
     a = -0.25 * sigma.cwiseAbs2().minCoeff();
-    if (stretches(a, nullptr) > 0) return false;
+    if (stretches(a, nullptr) > 0) {
+      // The root is on the other branch for the smallest stretch, s_m =
+      // (sigma_m - sqrt(sigma_m^2 + 4 l)) / 2 (an element stretched in the
+      // other directions enough that the nearest point shrinks it below
+      // sigma_m / 2): between l = a, where both branches meet and the
+      // product exceeds 1, and l = 0, where s_m and the product vanish.
+      int m = 0;
+      for (int i = 1; i < K; ++i)
+        if (sigma(i) < sigma(m)) m = i;
+      auto other = [&](double l) {
+        double prod = 1;
+        for (int i = 0; i < K; ++i) {
+          const double r = std::sqrt(std::max(0.0, sigma(i) * sigma(i) + 4 * l));
+          s(i) = 0.5 * (i == m ? sigma(i) - r : sigma(i) + r);
+          prod *= s(i);
+        }
+        return prod - 1;
+      };
+      double lo = a, hi = 0;
+      for (int it = 0; it < 200 && hi - lo > 1e-16 * -a; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (other(mid) > 0 ? lo : hi) = mid;
+      }
+      other(0.5 * (lo + hi));
+      return s(m) > 0;
+    }
   }
   double b = 1.0;
   while (stretches(b, nullptr) < 0) b *= 4;
