@@ -61,14 +61,6 @@ void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K
   }
 }
 
-// Stretches s of product 1 nearest to sigma: s_i = (sigma_i + sqrt(sigma_i^2
-// + 4 l)) / 2 (the Lagrange condition s_i (s_i - sigma_i) = l), l the root
-// of g(l) = prod s_i(l) - 1, increasing in l; safeguarded Newton from the
-// uniform scaling onto the set. Where the root is not on that branch (the
-// other stretches large enough that the nearest point takes the smallest
-// below half of sigma_min), the smallest takes the other branch, found by
-// bisection. Returns false only where neither holds (then a Gauss-Newton
-// walk onto the set is taken instead).
 // Two stretches (a >= b > 0): s1 = s, s2 = 1 / s with s a root of the
 // stationarity condition of (s - a)^2 + (1/s - b)^2, p(s) = s^4 - a s^3 +
 // b s - 1 = 0 (its derivative is 2 p(s) / s^3): the cost falls while p < 0
@@ -100,6 +92,14 @@ bool unit_product_2(double a, double b, Eigen::Vector2d& out) {
   return false;
 }
 
+// Stretches s of product 1 nearest to sigma: s_i = (sigma_i + sqrt(sigma_i^2
+// + 4 l)) / 2 (the Lagrange condition s_i (s_i - sigma_i) = l), l the root
+// of g(l) = prod s_i(l) - 1, increasing in l; safeguarded Newton from the
+// uniform scaling onto the set. Where the root is not on that branch (the
+// other stretches large enough that the nearest point takes the smallest
+// below half of sigma_min), the smallest takes the other branch, found by
+// bisection. Returns false only where neither holds (then a Gauss-Newton
+// walk onto the set is taken instead).
 template <int K>
 bool unit_product(const Eigen::Matrix<double, K, 1>& sigma, Eigen::Matrix<double, K, 1>& s) {
   if constexpr (K == 2) {
