@@ -68,9 +68,8 @@ void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K
 // kept inside a bracket where p changes sign (halving it where a step would
 // leave it) find the crossing, from the uniform scaling sqrt(a / b). A few
 // polynomial evaluations, where the general case takes square roots in
-// every step (the cloth's local step spent most of its time there); and it
-// holds on both branches of the Lagrange condition, where the general case
-// falls back to a walk onto the set that is not the nearest point.
+// every step (the cloth's local step spent most of its time there), on
+// either branch of the Lagrange condition.
 bool unit_product_2(double a, double b, Eigen::Vector2d& out) {
   if (!(b > 0) || !(a >= b)) return false;
   auto p = [&](double s) { return ((s - a) * s * s) * s + b * s - 1; };
