@@ -81,7 +81,7 @@ struct Spiky {
     const float rl = sqrtf(r2);
     const float d = h - rl;
     const float g = kg * d * d / (rl > 1e-9f * h ? rl : 1.0f);
-    return (rl >= h) | (rl <= 1e-9f * h) ? 0.0f : g;  // (NaN stays NaN, as in grad_scale)
+    return ((rl >= h) | (rl <= 1e-9f * h)) ? 0.0f : g;  // (NaN stays NaN, as in grad_scale)
   }
   EDDY_HD_INLINE Vec3f grad(Vec3f r) const { return r * grad_scale(length2(r)); }
 };
