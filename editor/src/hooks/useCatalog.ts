@@ -7,17 +7,7 @@ export function useCatalog() {
   const [catalog, setCatalog] = useState<Catalog>(new Map());
   const [files, setFiles] = useState<GraphFile[]>([]);
   const ready = useRef<Promise<Catalog> | null>(null);
-  useEffect(() => {
-    ready.current = api.catalog().then((list) => {
-      const m = toCatalog(list);
-      setCatalog(m);
-      return m;
-    });
-    api.graphs().then(setFiles);
-  }, []);
-  // The catalog once it has arrived: a graph opened before it waits for it.
-  const whenReady = useCallback(() => ready.current ?? api.catalog().then(toCatalog), []);
-  // The catalog fetched again (an asset type made or reloaded).
+  // The catalog fetched (at the start, and again when an asset type was made or reloaded).
   const refresh = useCallback(() => {
     ready.current = api.catalog().then((list) => {
       const m = toCatalog(list);
@@ -26,5 +16,11 @@ export function useCatalog() {
     });
     return ready.current;
   }, []);
+  useEffect(() => {
+    refresh();
+    api.graphs().then(setFiles);
+  }, [refresh]);
+  // The catalog once it has arrived: a graph opened before it waits for it.
+  const whenReady = useCallback(() => ready.current ?? refresh(), [refresh]);
   return { catalog, files, whenReady, refresh };
 }

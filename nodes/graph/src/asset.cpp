@@ -33,13 +33,18 @@ std::string text_of(const json& j, const char* key, const std::string& where, bo
   return j[key].get<std::string>();
 }
 
-std::pair<std::string, std::string> endpoint(const json& j, const std::string& where) {
-  if (!j.is_string()) throw Error(where + ": expected \"node.socket\", got " + j.dump());
-  const std::string s = j.get<std::string>();
+// "node.socket" (or "node.parameter", `what`) split at its last dot.
+std::pair<std::string, std::string> split_dotted(const std::string& s, const std::string& where,
+                                                 const char* what = "node.socket") {
   const auto dot = s.rfind('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == s.size())
-    throw Error(where + ": expected \"node.socket\", got \"" + s + "\"");
+    throw Error(where + ": expected \"" + what + "\", got \"" + s + "\"");
   return {s.substr(0, dot), s.substr(dot + 1)};
+}
+
+std::pair<std::string, std::string> endpoint(const json& j, const std::string& where) {
+  if (!j.is_string()) throw Error(where + ": expected \"node.socket\", got " + j.dump());
+  return split_dotted(j.get<std::string>(), where);
 }
 
 const json& array_of(const json& a, const char* key, const std::string& where) {
@@ -384,10 +389,7 @@ Boundary boundary_of(const Graph& g, const Registry& reg, const CollapseRequest&
 
   std::vector<Socket> params;
   for (const auto& text : rq.promote) {
-    const std::size_t dot = text.rfind('.');
-    if (dot == std::string::npos || dot == 0 || dot + 1 == text.size())
-      throw Error(w + ": promote: expected \"node.parameter\", got \"" + text + "\"");
-    const Socket p{text.substr(0, dot), text.substr(dot + 1)};
+    const Socket p = split_dotted(text, w + ": promote", "node.parameter");
     const GraphNode* n = g.find(p.first);
     if (!n || !b.inside.count(p.first))
       throw Error(w + ": promote \"" + p.first + "." + p.second + "\": \"" + p.first + "\" is not a selected node");
@@ -416,8 +418,9 @@ std::string dotted(const Socket& s) { return s.first + "." + s.second; }
 
 }  // namespace
 
-nlohmann::json asset_from_selection(const Graph& g, const Registry& reg, const CollapseRequest& rq) {
-  const Boundary b = boundary_of(g, reg, rq, false);
+namespace {
+// The asset file for a selection whose boundary is `b`.
+json asset_file(const Graph& g, const Registry& reg, const CollapseRequest& rq, const Boundary& b) {
   Graph contents;
   contents.frame_start = g.frame_start;
   contents.frame_end = g.frame_end;
@@ -444,6 +447,11 @@ nlohmann::json asset_from_selection(const Graph& g, const Registry& reg, const C
   for (const auto& [name, s] : b.params) a["params"].push_back({{"name", name}, {"drives", {dotted(s)}}});
   root["asset"] = a;
   return root;
+}
+}  // namespace
+
+nlohmann::json asset_from_selection(const Graph& g, const Registry& reg, const CollapseRequest& rq) {
+  return asset_file(g, reg, rq, boundary_of(g, reg, rq, false));
 }
 
 Graph collapse_selection(const Graph& g, const Registry& reg, const CollapseRequest& rq) {
@@ -490,8 +498,8 @@ Graph collapse_selection(const Graph& g, const Registry& reg, const CollapseRequ
 }
 
 std::string collapse_into_file(Graph& g, Registry& reg, const CollapseRequest& rq, const std::string& path) {
-  const json file = asset_from_selection(g, reg, rq);  // the selection checked before anything is written
-  const std::string id = boundary_of(g, reg, rq, false).id;
+  const Boundary b = boundary_of(g, reg, rq, false);  // the selection checked before anything is written
+  const json file = asset_file(g, reg, rq, b);
   std::error_code ec;
   if (fs::exists(path, ec)) throw Error("collapse: '" + path + "' exists already; choose another file");
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
@@ -504,7 +512,7 @@ std::string collapse_into_file(Graph& g, Registry& reg, const CollapseRequest& r
     fs::remove(path, ec);  // (a type once registered stays, unused)
     throw;
   }
-  return id;
+  return b.id;
 }
 
 // ---------------------------------------------------------------------------
