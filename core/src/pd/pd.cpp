@@ -151,24 +151,33 @@ void PdSolver::find_contacts(float t, double h) {
   std::fill(in_contact_.begin(), in_contact_.end(), -1);
   const double margin = params_.collision_margin;
   bool missing = false;
-  for (uint32_t k = 0; k < proxies_.size() && !colliders_.empty(); ++k) {
-    // Where the point is headed; a point further than it can go in a step
-    // (plus the margin) from every surface makes no contact.
-    const Vec3d y = system_.proxy_point(k, y_), x = system_.proxy_point(k, x_), v = system_.proxy_point(k, v_);
-    const double travel = (y - x).norm() + h * v.norm();
-    PdContact best;
-    double nearest = std::numeric_limits<double>::max();
-    for (std::size_t c = 0; c < colliders_.size(); ++c) {
-      const SdfSample d = collider_sdf(colliders_[c], to_vec3f(y), t);
-      if (d.distance < nearest) {
-        nearest = d.distance;
-        best.normal = Vec3d(d.normal.x, d.normal.y, d.normal.z);
-        best.offset = best.normal.dot(y) - d.distance + margin;  // the surface point's plane, raised by the margin
-        best.collider = int32_t(c);
+  if (colliders_.empty()) proxies_seen_.clear();
+  else {
+    // Each point's nearest surface where it is headed, in parallel; then
+    // the contacts in the points' order.
+    proxies_seen_.resize(proxies_.size());
+    exec_->for_each(uint32_t(proxies_.size()), [&](uint32_t k) {
+      const Vec3d y = system_.proxy_point(k, y_), x = system_.proxy_point(k, x_), v = system_.proxy_point(k, v_);
+      ProxySeen& seen = proxies_seen_[k];
+      // A point further than it can go in a step (plus the margin) from every surface makes no contact.
+      seen.travel = (y - x).norm() + h * v.norm();
+      seen.nearest = std::numeric_limits<double>::max();
+      for (std::size_t c = 0; c < colliders_.size(); ++c) {
+        const SdfSample d = collider_sdf(colliders_[c], to_vec3f(y), t);
+        if (d.distance < seen.nearest) {
+          seen.nearest = d.distance;
+          seen.contact.normal = Vec3d(d.normal.x, d.normal.y, d.normal.z);
+          seen.contact.offset = seen.contact.normal.dot(y) - d.distance + margin;  // the surface point's plane, raised by the margin
+          seen.contact.collider = int32_t(c);
+        }
       }
-    }
-    if (nearest < 2 * margin + 4 * travel) near.push_back(k);
-    if (nearest >= margin + travel) continue;
+    });
+  }
+  for (uint32_t k = 0; k < proxies_seen_.size(); ++k) {
+    const ProxySeen& seen = proxies_seen_[k];
+    if (seen.nearest < 2 * margin + 4 * seen.travel) near.push_back(k);
+    if (seen.nearest >= margin + seen.travel) continue;
+    PdContact best = seen.contact;
     best.proxy = k;
     in_contact_[k] = int32_t(contacts.size());
     contacts.push_back(best);
@@ -211,14 +220,31 @@ void PdSolver::move_proxy(uint32_t k, const Vec3d& d, PdMatrix& x) const {
 int PdSolver::put_back(PdMatrix& x, float t) {
   // (a point held off one collider may have been pushed into another)
   int moved = 0;
+  if (colliders_.empty()) return 0;
   const std::vector<PdContact>& contacts = system_.contacts();
-  for (uint32_t k = 0; k < proxies_.size() && !colliders_.empty(); ++k) {
-    const int32_t held = in_contact_[k] >= 0 ? contacts[std::size_t(in_contact_[k])].collider : -1;
+  auto held = [&](uint32_t k) { return in_contact_[k] >= 0 ? contacts[std::size_t(in_contact_[k])].collider : -1; };
+  // Which points are inside another collider as x stands, in parallel.
+  // In order then, a point is put back where it was found inside, or where
+  // a point before it moved one of its nodes (proxies may share nodes):
+  // any other would find itself outside, as before.
+  inside_.assign(proxies_.size(), 0);
+  exec_->for_each(uint32_t(proxies_.size()), [&](uint32_t k) {
+    const Vec3f p = to_vec3f(system_.proxy_point(k, x));
+    for (std::size_t c = 0; c < colliders_.size(); ++c)
+      if (int32_t(c) != held(k) && collider_sdf(colliders_[c], p, t).distance < 0) inside_[k] = 1;
+  });
+  moved_node_.assign(s_.size(), 0);
+  for (uint32_t k = 0; k < proxies_.size(); ++k) {
+    const PdProxy& pr = proxies_[k];
+    bool check = inside_[k] != 0;
+    for (int a = 0; a < pr.count && !check; ++a) check = moved_node_[std::size_t(pr.node[std::size_t(a)])] != 0;
+    if (!check) continue;
     for (std::size_t c = 0; c < colliders_.size(); ++c) {
-      if (int32_t(c) == held) continue;
+      if (int32_t(c) == held(k)) continue;
       const SdfSample d = collider_sdf(colliders_[c], to_vec3f(system_.proxy_point(k, x)), t);
       if (d.distance < 0) {
         move_proxy(k, -double(d.distance) * Vec3d(d.normal.x, d.normal.y, d.normal.z), x);
+        for (int a = 0; a < pr.count; ++a) moved_node_[std::size_t(pr.node[std::size_t(a)])] = 1;
         ++moved;
       }
     }
@@ -398,18 +424,16 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   for (int it = 0; it < params_.iterations; ++it) {
     system_.local(x, p_, each);
     local_s += clock.lap();
-    system_.rhs(y_, p_, x, b_);
     if (params_.method == PdMethod::Cholesky) {
+      system_.rhs(y_, p_, x, b_, each);
       system_.solve(b_, next_);
     } else {
-      system_.jacobi(b_, x, next_, each);
       // Wang 2015: x_{k+1} = omega (gamma (xhat - x_k) + x_k - x_{k-1}) + x_{k-1}.
       const double rho2 = double(params_.chebyshev_rho) * params_.chebyshev_rho;
       omega = it < delay ? 1.0 : it == delay ? 2.0 / (2.0 - rho2) : 4.0 / (4.0 - rho2 * omega);
-      const double gamma = params_.relaxation;
-      next_ = omega * (gamma * (next_ - x) + x - prev_) + prev_;
+      system_.jacobi(y_, p_, x, prev_, omega, params_.relaxation, next_, each);
     }
-    change = (next_ - x).rowwise().norm().maxCoeff();
+    change = std::sqrt((next_ - x).rowwise().squaredNorm().maxCoeff());
     prev_.swap(x);
     x.swap(next_);
     global_s += clock.lap();

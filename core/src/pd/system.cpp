@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "eddy/core/cpu_executor.h"
 #include "eddy/core/error.h"
 
 // GCC 12 warns of Eigen's fixed-size JacobiSVD members as maybe uninitialised (a false positive).
@@ -80,7 +81,7 @@ bool unit_product_2(double a, double b, Eigen::Vector2d& out) {
     if (ps < 0) lo = s;
     else hi = s;
     const double step = dp > 0 ? ps / dp : 0;
-    if (dp > 0 && std::abs(step) <= 1e-15 * s) {  // converged: the step is round-off
+    if (dp > 0 && std::abs(step) <= 1e-9 * s) {  // converged: Newton's next step would be round-off
       out = Eigen::Vector2d(s - step, 1 / (s - step));
       return true;
     }
@@ -182,6 +183,122 @@ void walk_onto_unit_product(Eigen::Matrix<double, K, 1>& s) {
   }
 }
 
+// Triangles' projections in lanes (one triangle each), without their left
+// singular vectors. With F^T F = V diag(sigma^2) V^T (a 2x2 eigenproblem in
+// closed form), P = U diag(t) V^T = F V diag(t / sigma) V^T, and
+// V diag(c) V^T = c2 I + (c1 - c2) v1 v1^T: three square roots and a few
+// divisions, where the general path also builds U. The area target is
+// unit_product_2's, with its Newton steps kept in their brackets lane by
+// lane (a lane that has converged keeps its root while the others go on).
+// Every lane loop is free of branches, so that compiled for AVX2 it runs
+// four triangles at once (triangle_batch); each lane does the same IEEE
+// operations (no fused multiply-add) whatever the width, so one triangle
+// alone (L = 1) gets the same bits as in a batch. A lane too flat for
+// t2 / sigma2, or whose Newton steps did not settle, is marked not ok:
+// the general path takes it.
+template <int L>
+struct TriLanes {
+  double f[6][L];  // F's columns: f0 (x, y, z), f1 (x, y, z)
+  double lo[L], hi[L], share[L];
+  double p[6][L];  // P's columns, as f
+  double e[L];     // the energy over the weight
+  bool ok[L];
+};
+
+template <int L>
+inline __attribute__((always_inline)) void triangle_lanes(TriLanes<L>& t) {
+  double s1[L], s2[L], vx[L], vy[L], t1[L], t2[L];
+  for (int l = 0; l < L; ++l) {
+    const double f0x = t.f[0][l], f0y = t.f[1][l], f0z = t.f[2][l], f1x = t.f[3][l], f1y = t.f[4][l], f1z = t.f[5][l];
+    const double a = f0x * f0x + f0y * f0y + f0z * f0z, b = f0x * f1x + f0y * f1y + f0z * f1z,
+                 d = f1x * f1x + f1y * f1y + f1z * f1z;
+    const double cx = f0y * f1z - f0z * f1y, cy = f0z * f1x - f0x * f1z, cz = f0x * f1y - f0y * f1x;
+    const double h = 0.5 * (a - d), r = std::sqrt(h * h + b * b);
+    const double l1 = 0.5 * (a + d) + r;
+    const double l2 = (cx * cx + cy * cy + cz * cz) / l1;  // det(F^T F) / l1, free of mean - r's cancellation
+    const bool ok = l2 > 1e-16 * l1;
+    t.ok[l] = ok;
+    s1[l] = std::sqrt(ok ? l1 : 1.0);
+    s2[l] = std::sqrt(ok ? l2 : 1.0);
+    // v1 from the better conditioned of (C - l1 I)'s two rows; any unit vector when C = l1 I.
+    const double x = r > 0 ? (h >= 0 ? h + r : b) : 1.0, y = r > 0 ? (h >= 0 ? b : r - h) : 0.0;
+    const double inv = 1 / std::sqrt(x * x + y * y);
+    vx[l] = x * inv;
+    vy[l] = y * inv;
+    const double lo = t.lo[l], hi = t.hi[l];
+    t1[l] = s1[l] < lo ? lo : (s1[l] > hi ? hi : s1[l]);
+    t2[l] = s2[l] < lo ? lo : (s2[l] > hi ? hi : s2[l]);
+    t.e[l] = (1 - t.share[l]) * ((s1[l] - t1[l]) * (s1[l] - t1[l]) + (s2[l] - t2[l]) * (s2[l] - t2[l]));
+  }
+  // The area target (s, 1/s): s the root of s^4 - a s^3 + b s - 1 (a, b =
+  // sigma1, sigma2; see unit_product_2), Newton steps inside a bracket.
+  double s[L], lo[L], hi[L], root[L];
+  bool done[L];
+  bool all = true;
+  for (int l = 0; l < L; ++l) {
+    lo[l] = 0;
+    hi[l] = std::max(s1[l], 1 / s2[l]);
+    s[l] = std::sqrt(s1[l] / s2[l]);
+    root[l] = 1;
+    done[l] = !(t.share[l] > 0);  // no area term: nothing to solve
+    all = all && done[l];
+  }
+  for (int it = 0; it < 200 && !all; ++it) {
+    all = true;
+    for (int l = 0; l < L; ++l) {
+      const double A = s1[l], B = s2[l], x = s[l];
+      const double ps = ((x - A) * x * x) * x + B * x - 1, dp = (4 * x - 3 * A) * x * x + B;
+      const double nlo = ps < 0 ? x : lo[l], nhi = ps < 0 ? hi[l] : x;
+      const double step = dp > 0 ? ps / dp : 0.0;
+      const bool conv = dp > 0 && std::abs(step) <= 1e-9 * x;  // Newton's next step would be round-off
+      double next = x - step;
+      next = !(dp > 0) || !(next > nlo && next < nhi) ? 0.5 * (nlo + nhi) : next;
+      const bool stuck = !(nhi - nlo > 1e-15 * nhi);  // the bracket closed without convergence
+      const bool was = done[l];
+      root[l] = was ? root[l] : (conv ? x - step : root[l]);
+      t.ok[l] = t.ok[l] && (was || conv || !stuck);
+      done[l] = was || conv || stuck;
+      lo[l] = was ? lo[l] : nlo;
+      hi[l] = was ? hi[l] : nhi;
+      s[l] = was ? x : next;
+      all = all && done[l];
+    }
+  }
+  for (int l = 0; l < L; ++l) {
+    const double share = t.share[l];
+    const double u1 = root[l], u2 = 1 / root[l];
+    const bool area = share > 0;
+    const double ea = (s1[l] - u1) * (s1[l] - u1) + (s2[l] - u2) * (s2[l] - u2);
+    t.e[l] = 0.5 * (area ? t.e[l] + share * ea : t.e[l]);
+    const double g1 = area ? (1 - share) * t1[l] + share * u1 : t1[l];
+    const double g2 = area ? (1 - share) * t2[l] + share * u2 : t2[l];
+    const double c1 = g1 / s1[l], c2 = g2 / s2[l], dc = c1 - c2;
+    const double m00 = c2 + dc * vx[l] * vx[l], m01 = dc * vx[l] * vy[l], m11 = c2 + dc * vy[l] * vy[l];
+    for (int k = 0; k < 3; ++k) {
+      t.p[k][l] = m00 * t.f[k][l] + m01 * t.f[3 + k][l];
+      t.p[3 + k][l] = m01 * t.f[k][l] + m11 * t.f[3 + k][l];
+    }
+  }
+  if (!all)
+    for (int l = 0; l < L; ++l) t.ok[l] = t.ok[l] && done[l];
+}
+
+constexpr int kTriLanes = 4;
+
+void triangle_batch_plain(TriLanes<kTriLanes>& t) { triangle_lanes<kTriLanes>(t); }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2"))) void triangle_batch_avx2(TriLanes<kTriLanes>& t) { triangle_lanes<kTriLanes>(t); }
+#endif
+
+// Four triangles' projections: AVX2 where the CPU has it and the executor's
+// switch allows (CpuExecutor::set_simd), the same bits either way.
+void triangle_batch(TriLanes<kTriLanes>& t) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (cpu_simd_flag() && cpu_supports_avx2()) return triangle_batch_avx2(t);
+#endif
+  triangle_batch_plain(t);
+}
+
 // An element's projections in its singular values: F = U diag(sigma) V^T;
 // the strain target's stretches clamped to [lo, hi], the volume target's of
 // unit product. Returns the element's energy over its weight,
@@ -190,6 +307,16 @@ void walk_onto_unit_product(Eigen::Matrix<double, K, 1>& s) {
 template <int K>
 double element_projection(const Eigen::Matrix<double, 3, K>& F, double lo, double hi, double share,
                           Eigen::Matrix<double, 3, K>& P) {
+  if constexpr (K == 2) {
+    TriLanes<1> t;
+    for (int k = 0; k < 6; ++k) t.f[k][0] = F(k % 3, k / 3);
+    t.lo[0] = lo, t.hi[0] = hi, t.share[0] = share;
+    triangle_lanes<1>(t);
+    if (t.ok[0]) {
+      for (int k = 0; k < 6; ++k) P(k % 3, k / 3) = t.p[k][0];
+      return t.e[0];
+    }
+  }
   Eigen::Matrix<double, 3, K> U;
   Eigen::Matrix<double, K, 1> sigma, strain, volume;
   Eigen::Matrix<double, K, K> V;
@@ -239,6 +366,7 @@ PdConstraint& PdConstraints::begin(PdKind kind, double w) {
   c.kind = kind;
   c.row = uint32_t(rows());
   c.weight = w;
+  (kind == PdKind::Tri ? tris_ : others_).push_back(uint32_t(c_.size()));
   c_.push_back(c);
   return c_.back();
 }
@@ -265,6 +393,8 @@ void PdConstraints::add_pin(int32_t i, const Vec3d& target, double w) {
 
 void PdConstraints::build(const SoftBodies& s, double pin_weight) {
   c_.clear();
+  tris_.clear();
+  others_.clear();
   row_start_.assign(1, 0);
   node_.clear();
   coef_.clear();
@@ -381,12 +511,6 @@ std::vector<double> PdConstraints::row_weights() const {
   return w;
 }
 
-Vec3d PdConstraints::apply_row(uint32_t r, const PdMatrix& x) const {
-  Vec3d s = Vec3d::Zero();
-  for (uint32_t e = row_start_[r]; e < row_start_[r + 1]; ++e) s += coef_[e] * x.row(node_[e]).transpose();
-  return s;
-}
-
 double PdConstraints::project(std::size_t k, const PdMatrix& x, PdMatrix& p) const {
   const PdConstraint& c = c_[k];
   const uint32_t r = c.row;
@@ -426,6 +550,41 @@ double PdConstraints::energy(const PdMatrix& x) const {
   double e = 0;
   for (std::size_t k = 0; k < c_.size(); ++k) e += project(k, x, p);
   return e;
+}
+
+void PdConstraints::project_all(const PdMatrix& x, PdMatrix& p, const PdForEach& each) const {
+  const uint32_t nt = uint32_t(tris_.size()), nb = (nt + kTriLanes - 1) / kTriLanes;
+  // One parallel loop: the triangles' batches, then the other constraints.
+  each(nb + uint32_t(others_.size()), [&](uint32_t job) {
+    if (job >= nb) {
+      project(others_[job - nb], x, p);
+      return;
+    }
+    const uint32_t batch = job;
+    const uint32_t first = batch * kTriLanes, n = std::min<uint32_t>(kTriLanes, nt - first);
+    TriLanes<kTriLanes> t;
+    for (uint32_t l = 0; l < uint32_t(kTriLanes); ++l) {
+      const PdConstraint& c = c_[tris_[first + std::min(l, n - 1)]];  // a short batch repeats its last
+      for (uint32_t j = 0; j < 2; ++j) {  // apply_row, for a triangle's rows of three entries
+        const uint32_t e = row_start_[c.row + j];
+        const Vec3d f = coef_[e] * x.row(node_[e]).transpose() + coef_[e + 1] * x.row(node_[e + 1]).transpose() +
+                        coef_[e + 2] * x.row(node_[e + 2]).transpose();
+        for (int k = 0; k < 3; ++k) t.f[3 * j + uint32_t(k)][l] = f(k);
+      }
+      t.lo[l] = c.lo, t.hi[l] = c.hi, t.share[l] = c.volume_share;
+    }
+    triangle_batch(t);
+    for (uint32_t l = 0; l < n; ++l) {
+      const uint32_t k = tris_[first + l];
+      if (!t.ok[l]) {
+        project(k, x, p);  // the general path
+        continue;
+      }
+      const uint32_t r = c_[k].row;
+      p.row(r) << t.p[0][l], t.p[1][l], t.p[2][l];
+      p.row(r + 1) << t.p[3][l], t.p[4][l], t.p[5][l];
+    }
+  });
 }
 
 // ---- the system
@@ -475,6 +634,8 @@ void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, st
   slot_proxy_.clear();
   slot_w_.clear();
   slot_contact_.clear();
+  node_slot_start_.assign(n_ + 1, 0);
+  node_slot_.clear();
   factor_.reset();
   refactorisations_ = 0;
   if (method == PdMethod::Cholesky) {
@@ -513,6 +674,16 @@ void PdSystem::set_contact_slots(const std::vector<uint32_t>& which, const std::
         A_.coeffRef(p.node[std::size_t(a)], p.node[std::size_t(b)]) += w[k] * p.w[std::size_t(a)] * p.w[std::size_t(b)];
   }
   if (A_.nonZeros() != A_base_.nonZeros()) throw Error("PdSystem: a contact slot fell outside the analysed pattern");
+  // Each node's slots (with the node's place in the proxy), in slot order.
+  node_slot_start_.assign(n_ + 1, 0);
+  for (uint32_t k : which)
+    for (int a = 0; a < proxies_[k].count; ++a) ++node_slot_start_[std::size_t(proxies_[k].node[std::size_t(a)]) + 1];
+  for (std::size_t i = 0; i < n_; ++i) node_slot_start_[i + 1] += node_slot_start_[i];
+  node_slot_.resize(node_slot_start_[n_]);
+  std::vector<uint32_t> fill(node_slot_start_.begin(), node_slot_start_.end() - 1);
+  for (std::size_t k = 0; k < which.size(); ++k)
+    for (int a = 0; a < proxies_[which[k]].count; ++a)
+      node_slot_[fill[std::size_t(proxies_[which[k]].node[std::size_t(a)])]++] = {uint32_t(k), a};
   diag_ = A_.diagonal();
   factor();
   if (factor_) ++refactorisations_;
@@ -555,21 +726,27 @@ double PdSystem::objective(const PdMatrix& x, const PdMatrix& y) const {
 
 void PdSystem::local(const PdMatrix& x, PdMatrix& p, const ForEach& each) const {
   p.resize(Eigen::Index(c_->rows()), 3);
-  each(uint32_t(c_->size()), [&](uint32_t k) { c_->project(k, x, p); });
+  c_->project_all(x, p, each);
 }
 
-void PdSystem::rhs(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x, PdMatrix& b) const {
-  b.resize(Eigen::Index(n_), 3);
-  b.noalias() = GtW_ * p;
-  for (std::size_t i = 0; i < n_; ++i) b.row(Eigen::Index(i)) += mass_[i] / (h_ * h_) * y.row(Eigen::Index(i));
+inline Eigen::RowVector3d PdSystem::rhs_row(uint32_t i, const PdMatrix& y, const PdMatrix& p, const PdMatrix& x) const {
+  Eigen::RowVector3d s = mass_[i] / (h_ * h_) * y.row(i);
+  for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(GtW_, i); it; ++it)  // GtW_'s row i is node i's
+    s += it.value() * p.row(it.col());
   // A slot's projection: onto its contact's plane, or (no contact) the
   // point where it is; g w p spread over the proxy's nodes.
-  for (std::size_t k = 0; k < slot_proxy_.size(); ++k) {
-    const PdProxy& pr = proxies_[slot_proxy_[k]];
-    const Vec3d p = slot_contact_[k] >= 0 ? contact_projection(contacts_[std::size_t(slot_contact_[k])], x)
+  for (uint32_t e = node_slot_start_[i]; e < node_slot_start_[i + 1]; ++e) {
+    const auto [k, a] = node_slot_[e];
+    const Vec3d q = slot_contact_[k] >= 0 ? contact_projection(contacts_[std::size_t(slot_contact_[k])], x)
                                           : proxy_point(slot_proxy_[k], x);
-    for (int a = 0; a < pr.count; ++a) b.row(pr.node[std::size_t(a)]) += slot_w_[k] * pr.w[std::size_t(a)] * p.transpose();
+    s += slot_w_[k] * proxies_[slot_proxy_[k]].w[std::size_t(a)] * q.transpose();
   }
+  return s;
+}
+
+void PdSystem::rhs(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x, PdMatrix& b, const ForEach& each) const {
+  b.resize(Eigen::Index(n_), 3);
+  each(uint32_t(n_), [&](uint32_t i) { b.row(i) = rhs_row(i, y, p, x); });
 }
 
 void PdSystem::solve(const PdMatrix& b, PdMatrix& x) const {
@@ -580,13 +757,15 @@ void PdSystem::solve(const PdMatrix& b, PdMatrix& x) const {
   x = factor_->ldlt.solve(bc);
 }
 
-void PdSystem::jacobi(const PdMatrix& b, const PdMatrix& x_in, PdMatrix& x_out, const ForEach& each) const {
+void PdSystem::jacobi(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x_in, const PdMatrix& prev, double omega,
+                      double gamma, PdMatrix& x_out, const ForEach& each) const {
   x_out.resize(x_in.rows(), 3);
   each(uint32_t(n_), [&](uint32_t i) {
-    Eigen::RowVector3d s = b.row(i);
+    Eigen::RowVector3d s = rhs_row(i, y, p, x_in);
     for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(A_, i); it; ++it)
       if (it.col() != Eigen::Index(i)) s -= it.value() * x_in.row(it.col());
-    x_out.row(i) = s / diag_(i);
+    const Eigen::RowVector3d xi = x_in.row(i), hat = s / diag_(i);
+    x_out.row(i) = omega * (gamma * (hat - xi) + xi - prev.row(i)) + prev.row(i);
   });
 }
 

@@ -143,6 +143,12 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   std::vector<ColliderImpulse> reactions_;
   std::vector<int32_t> pin_of_node_;  // per node: its pin constraint, -1 none
   PdMatrix x_, v_, y_, p_, b_, prev_, next_;  // x_, v_: the step's start
+  struct ProxySeen {  // find_contacts: a point's nearest surface where it is headed
+    double nearest = 0, travel = 0;
+    PdContact contact;
+  };
+  std::vector<ProxySeen> proxies_seen_;
+  std::vector<char> inside_, moved_node_;  // put_back: points found inside a collider, nodes moved
   std::vector<PdProxy> proxies_;     // the points that meet colliders (surface points on their nodes)
   std::vector<int32_t> in_contact_;  // per proxy: its contact in system_.contacts(), -1 none
   std::vector<double> friction_;     // per proxy: its object's Coulomb coefficient
