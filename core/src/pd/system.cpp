@@ -12,331 +12,49 @@
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/error.h"
+#include "eddy/core/pd/projection.h"
 
-// GCC 12 warns of Eigen's fixed-size JacobiSVD members as maybe uninitialised (a false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace eddy {
 
 using Mat32 = Eigen::Matrix<double, 3, 2>;
 
-// ---- projections
+// ---- projections (projection.h, on arrays; Eigen here at the edges)
 
 namespace {
 
-// Singular values of F (3 x k) with the sign of the determinant on the
-// last one (k = 3), and U, V: F = U diag(s) V^T.
 template <int K>
-void signed_svd(const Eigen::Matrix<double, 3, K>& F, Eigen::Matrix<double, 3, K>& U,
-                Eigen::Matrix<double, K, 1>& s, Eigen::Matrix<double, K, K>& V) {
-  if constexpr (K == 3) {
-    Eigen::JacobiSVD<Eigen::Matrix3d> svd(F, Eigen::ComputeFullU | Eigen::ComputeFullV);
-    U = svd.matrixU();
-    V = svd.matrixV();
-    s = svd.singularValues();
-    if (U.determinant() * V.determinant() < 0) {
-      U.col(2) = -U.col(2);
-      s(2) = -s(2);
-    }
-  } else {
-    // In closed form from the eigen-decomposition of the 2x2 F^T F.
-    const double a = F.col(0).squaredNorm(), b = F.col(0).dot(F.col(1)), d = F.col(1).squaredNorm();
-    const double h = 0.5 * (a - d), mean = 0.5 * (a + d), r = std::sqrt(h * h + b * b);
-    const double l1 = mean + r, l2 = std::max(0.0, mean - r);
-    Eigen::Vector2d v1 = std::abs(b) > 1e-300 ? Eigen::Vector2d(l1 - d, b).normalized()
-                                               : (a >= d ? Eigen::Vector2d(1, 0) : Eigen::Vector2d(0, 1));
-    V.col(0) = v1;
-    V.col(1) = Eigen::Vector2d(-v1.y(), v1.x());
-    s(0) = std::sqrt(l1);
-    s(1) = std::sqrt(l2);
-    const Vec3d f1 = F * V.col(0), f2 = F * V.col(1);
-    U.col(0) = s(0) > 0 ? Vec3d(f1 / s(0)) : Vec3d::UnitX();
-    // The second left vector: F v2 / s2 made orthogonal to the first (it is,
-    // but for round-off), or any normal to it when the triangle collapsed.
-    Vec3d u2 = f2 - U.col(0).dot(f2) * U.col(0);
-    if (u2.squaredNorm() < 1e-24 * std::max(1.0, l1)) {
-      const Vec3d& u1 = U.col(0);
-      u2 = u1.cross(std::abs(u1.x()) < 0.9 ? Vec3d::UnitX() : Vec3d::UnitY());
-    }
-    U.col(1) = u2.normalized();
-  }
-}
-
-// Two stretches (a >= b > 0): s1 = s, s2 = 1 / s with s a root of the
-// stationarity condition of (s - a)^2 + (1/s - b)^2, p(s) = s^4 - a s^3 +
-// b s - 1 = 0 (its derivative is 2 p(s) / s^3): the cost falls while p < 0
-// and rises once p > 0, and p(0) = -1, p(max(a, 1/b)) >= 0, so Newton steps
-// kept inside a bracket where p changes sign (halving it where a step would
-// leave it) find the crossing, from the uniform scaling sqrt(a / b). A few
-// polynomial evaluations, where the general case takes square roots in
-// every step (the cloth's local step spent most of its time there), on
-// either branch of the Lagrange condition.
-bool unit_product_2(double a, double b, Eigen::Vector2d& out) {
-  if (!(b > 0) || !(a >= b)) return false;
-  auto p = [&](double s) { return ((s - a) * s * s) * s + b * s - 1; };
-  double lo = 0, hi = std::max(a, 1 / b);
-  double s = std::sqrt(a / b);
-  for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
-    const double ps = p(s), dp = (4 * s - 3 * a) * s * s + b;
-    if (ps < 0) lo = s;
-    else hi = s;
-    const double step = dp > 0 ? ps / dp : 0;
-    if (dp > 0 && std::abs(step) <= 1e-9 * s) {  // converged: Newton's next step would be round-off
-      out = Eigen::Vector2d(s - step, 1 / (s - step));
-      return true;
-    }
-    double next = s - step;
-    if (!(dp > 0) || !(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    s = next;
-  }
-  return false;
-}
-
-// Stretches s of product 1 nearest to sigma: s_i = (sigma_i + sqrt(sigma_i^2
-// + 4 l)) / 2 (the Lagrange condition s_i (s_i - sigma_i) = l), l the root
-// of g(l) = prod s_i(l) - 1, increasing in l; safeguarded Newton from the
-// uniform scaling onto the set. Where the root is not on that branch (the
-// other stretches large enough that the nearest point takes the smallest
-// below half of sigma_min), the smallest takes the other branch, found by
-// bisection. Returns false only where neither holds (then a Gauss-Newton
-// walk onto the set is taken instead).
-template <int K>
-bool unit_product(const Eigen::Matrix<double, K, 1>& sigma, Eigen::Matrix<double, K, 1>& s) {
-  if constexpr (K == 2) {
-    if (unit_product_2(sigma(0), sigma(1), s)) return true;
-  }
-  auto stretches = [&](double l, double* dg) {
-    double prod = 1, d = 0;
-    for (int i = 0; i < K; ++i) {
-      const double r = std::sqrt(std::max(0.0, sigma(i) * sigma(i) + 4 * l));
-      s(i) = 0.5 * (sigma(i) + r);
-      prod *= s(i);
-      d += r > 0 ? 1.0 / (r * s(i)) : 1e300;  // d log s_i / dl
-    }
-    if (dg) *dg = prod * d;
-    return prod - 1;
-  };
-  double a = 0;
-  bool positive = true;
-  for (int i = 0; i < K; ++i) positive = positive && sigma(i) > 0;
-  if (positive) {
-    a = -0.25 * sigma.cwiseAbs2().minCoeff();
-    if (stretches(a, nullptr) > 0) {
-      // The root is on the other branch for the smallest stretch, s_m =
-      // (sigma_m - sqrt(sigma_m^2 + 4 l)) / 2 (an element stretched in the
-      // other directions enough that the nearest point shrinks it below
-      // sigma_m / 2): between l = a, where both branches meet and the
-      // product exceeds 1, and l = 0, where s_m and the product vanish.
-      int m = 0;
-      for (int i = 1; i < K; ++i)
-        if (sigma(i) < sigma(m)) m = i;
-      auto other = [&](double l) {
-        double prod = 1;
-        for (int i = 0; i < K; ++i) {
-          const double r = std::sqrt(std::max(0.0, sigma(i) * sigma(i) + 4 * l));
-          s(i) = 0.5 * (i == m ? sigma(i) - r : sigma(i) + r);
-          prod *= s(i);
-        }
-        return prod - 1;
-      };
-      double lo = a, hi = 0;
-      for (int it = 0; it < 200 && hi - lo > 1e-16 * -a; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        (other(mid) > 0 ? lo : hi) = mid;
-      }
-      other(0.5 * (lo + hi));
-      return s(m) > 0;
-    }
-  }
-  double b = 1.0;
-  while (stretches(b, nullptr) < 0) b *= 4;
-  // The uniform scaling onto the set, s_i = sigma_i / prod^(1/K) (the
-  // answer for a small change of volume), gives l = s_i (s_i - sigma_i).
-  double l = 0.5 * (a + b);
-  if (positive) {
-    const double scale = std::pow(sigma.prod(), -1.0 / K);
-    double guess = 0;
-    for (int i = 0; i < K; ++i) guess += scale * sigma(i) * (scale * sigma(i) - sigma(i)) / K;
-    if (guess > a && guess < b) l = guess;
-  }
-  for (int it = 0; it < 60; ++it) {
-    double dg;
-    const double g = stretches(l, &dg);
-    if (std::abs(g) < 1e-14) break;  // the product within 1e-14 of 1
-    if (g > 0) b = l;
-    else a = l;
-    double next = l - g / dg;
-    if (!(next > a && next < b)) next = 0.5 * (a + b);
-    l = next;
-  }
-  stretches(l, nullptr);
-  return true;
-}
-
-template <int K>
-void walk_onto_unit_product(Eigen::Matrix<double, K, 1>& s) {
-  for (int it = 0; it < 20; ++it) {
-    const double f = s.prod() - 1;
-    Eigen::Matrix<double, K, 1> g;
-    for (int i = 0; i < K; ++i) g(i) = s.prod() / s(i);
-    s -= f / g.squaredNorm() * g;
-  }
-}
-
-// Triangles' projections in lanes (one triangle each), without their left
-// singular vectors. With F^T F = V diag(sigma^2) V^T (a 2x2 eigenproblem in
-// closed form), P = U diag(t) V^T = F V diag(t / sigma) V^T, and
-// V diag(c) V^T = c2 I + (c1 - c2) v1 v1^T: three square roots and a few
-// divisions, where the general path also builds U. The area target is
-// unit_product_2's, with its Newton steps kept in their brackets lane by
-// lane (a lane that has converged keeps its root while the others go on).
-// Every lane loop is free of branches, so that compiled for AVX2 it runs
-// four triangles at once (triangle_batch); each lane does the same IEEE
-// operations (no fused multiply-add) whatever the width, so one triangle
-// alone (L = 1) gets the same bits as in a batch. A lane too flat for
-// t2 / sigma2, or whose Newton steps did not settle, is marked not ok:
-// the general path takes it.
-template <int L>
-struct TriLanes {
-  double f[6][L];  // F's columns: f0 (x, y, z), f1 (x, y, z)
-  double lo[L], hi[L], share[L];
-  double p[6][L];  // P's columns, as f
-  double e[L];     // the energy over the weight
-  bool ok[L];
-};
-
-template <int L>
-inline __attribute__((always_inline)) void triangle_lanes(TriLanes<L>& t) {
-  double s1[L], s2[L], vx[L], vy[L], t1[L], t2[L];
-  for (int l = 0; l < L; ++l) {
-    const double f0x = t.f[0][l], f0y = t.f[1][l], f0z = t.f[2][l], f1x = t.f[3][l], f1y = t.f[4][l], f1z = t.f[5][l];
-    const double a = f0x * f0x + f0y * f0y + f0z * f0z, b = f0x * f1x + f0y * f1y + f0z * f1z,
-                 d = f1x * f1x + f1y * f1y + f1z * f1z;
-    const double cx = f0y * f1z - f0z * f1y, cy = f0z * f1x - f0x * f1z, cz = f0x * f1y - f0y * f1x;
-    const double h = 0.5 * (a - d), r = std::sqrt(h * h + b * b);
-    const double l1 = 0.5 * (a + d) + r;
-    const double l2 = (cx * cx + cy * cy + cz * cz) / l1;  // det(F^T F) / l1, free of mean - r's cancellation
-    const bool ok = l2 > 1e-16 * l1;
-    t.ok[l] = ok;
-    s1[l] = std::sqrt(ok ? l1 : 1.0);
-    s2[l] = std::sqrt(ok ? l2 : 1.0);
-    // v1 from the better conditioned of (C - l1 I)'s two rows; any unit vector when C = l1 I.
-    const double x = r > 0 ? (h >= 0 ? h + r : b) : 1.0, y = r > 0 ? (h >= 0 ? b : r - h) : 0.0;
-    const double inv = 1 / std::sqrt(x * x + y * y);
-    vx[l] = x * inv;
-    vy[l] = y * inv;
-    const double lo = t.lo[l], hi = t.hi[l];
-    t1[l] = s1[l] < lo ? lo : (s1[l] > hi ? hi : s1[l]);
-    t2[l] = s2[l] < lo ? lo : (s2[l] > hi ? hi : s2[l]);
-    t.e[l] = (1 - t.share[l]) * ((s1[l] - t1[l]) * (s1[l] - t1[l]) + (s2[l] - t2[l]) * (s2[l] - t2[l]));
-  }
-  // The area target (s, 1/s): s the root of s^4 - a s^3 + b s - 1 (a, b =
-  // sigma1, sigma2; see unit_product_2), Newton steps inside a bracket.
-  double s[L], lo[L], hi[L], root[L];
-  bool done[L];
-  bool all = true;
-  for (int l = 0; l < L; ++l) {
-    lo[l] = 0;
-    hi[l] = std::max(s1[l], 1 / s2[l]);
-    s[l] = std::sqrt(s1[l] / s2[l]);
-    root[l] = 1;
-    done[l] = !(t.share[l] > 0);  // no area term: nothing to solve
-    all = all && done[l];
-  }
-  for (int it = 0; it < 200 && !all; ++it) {
-    all = true;
-    for (int l = 0; l < L; ++l) {
-      const double A = s1[l], B = s2[l], x = s[l];
-      const double ps = ((x - A) * x * x) * x + B * x - 1, dp = (4 * x - 3 * A) * x * x + B;
-      const double nlo = ps < 0 ? x : lo[l], nhi = ps < 0 ? hi[l] : x;
-      const double step = dp > 0 ? ps / dp : 0.0;
-      const bool conv = dp > 0 && std::abs(step) <= 1e-9 * x;  // Newton's next step would be round-off
-      double next = x - step;
-      next = !(dp > 0) || !(next > nlo && next < nhi) ? 0.5 * (nlo + nhi) : next;
-      const bool stuck = !(nhi - nlo > 1e-15 * nhi);  // the bracket closed without convergence
-      const bool was = done[l];
-      root[l] = was ? root[l] : (conv ? x - step : root[l]);
-      t.ok[l] = t.ok[l] && (was || conv || !stuck);
-      done[l] = was || conv || stuck;
-      lo[l] = was ? lo[l] : nlo;
-      hi[l] = was ? hi[l] : nhi;
-      s[l] = was ? x : next;
-      all = all && done[l];
-    }
-  }
-  for (int l = 0; l < L; ++l) {
-    const double share = t.share[l];
-    const double u1 = root[l], u2 = 1 / root[l];
-    const bool area = share > 0;
-    const double ea = (s1[l] - u1) * (s1[l] - u1) + (s2[l] - u2) * (s2[l] - u2);
-    t.e[l] = 0.5 * (area ? t.e[l] + share * ea : t.e[l]);
-    const double g1 = area ? (1 - share) * t1[l] + share * u1 : t1[l];
-    const double g2 = area ? (1 - share) * t2[l] + share * u2 : t2[l];
-    const double c1 = g1 / s1[l], c2 = g2 / s2[l], dc = c1 - c2;
-    const double m00 = c2 + dc * vx[l] * vx[l], m01 = dc * vx[l] * vy[l], m11 = c2 + dc * vy[l] * vy[l];
-    for (int k = 0; k < 3; ++k) {
-      t.p[k][l] = m00 * t.f[k][l] + m01 * t.f[3 + k][l];
-      t.p[3 + k][l] = m01 * t.f[k][l] + m11 * t.f[3 + k][l];
-    }
-  }
-  if (!all)
-    for (int l = 0; l < L; ++l) t.ok[l] = t.ok[l] && done[l];
+double element_projection(const Eigen::Matrix<double, 3, K>& F, double lo, double hi, double share,
+                          Eigen::Matrix<double, 3, K>& P) {
+  double f[3 * K], out[3 * K];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < K; ++j) f[K * i + j] = F(i, j);
+  const double e = pd::element_projection<K>(f, lo, hi, share, out);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < K; ++j) P(i, j) = out[K * i + j];
+  return e;
 }
 
 constexpr int kTriLanes = 4;
 
-void triangle_batch_plain(TriLanes<kTriLanes>& t) { triangle_lanes<kTriLanes>(t); }
+void triangle_batch_plain(pd::TriLanes<kTriLanes>& t) { pd::triangle_lanes<kTriLanes>(t); }
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2"))) void triangle_batch_avx2(TriLanes<kTriLanes>& t) { triangle_lanes<kTriLanes>(t); }
+__attribute__((target("avx2"))) void triangle_batch_avx2(pd::TriLanes<kTriLanes>& t) {
+  pd::triangle_lanes<kTriLanes>(t);
+}
 #endif
 
 // Four triangles' projections: AVX2 where the CPU has it and the executor's
 // switch allows (CpuExecutor::set_simd), the same bits either way.
-void triangle_batch(TriLanes<kTriLanes>& t) {
+void triangle_batch(pd::TriLanes<kTriLanes>& t) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (cpu_simd_flag() && cpu_supports_avx2()) return triangle_batch_avx2(t);
 #endif
   triangle_batch_plain(t);
 }
 
-// An element's projections in its singular values: F = U diag(sigma) V^T;
-// the strain target's stretches clamped to [lo, hi], the volume target's of
-// unit product. Returns the element's energy over its weight,
-// ((1 - share) |sigma - strain|^2 + share |sigma - volume|^2) / 2, and
-// writes the blended target (1 - share) P_s + share P_v to P.
-template <int K>
-double element_projection(const Eigen::Matrix<double, 3, K>& F, double lo, double hi, double share,
-                          Eigen::Matrix<double, 3, K>& P) {
-  if constexpr (K == 2) {
-    TriLanes<1> t;
-    for (int k = 0; k < 6; ++k) t.f[k][0] = F(k % 3, k / 3);
-    t.lo[0] = lo, t.hi[0] = hi, t.share[0] = share;
-    triangle_lanes<1>(t);
-    if (t.ok[0]) {
-      for (int k = 0; k < 6; ++k) P(k % 3, k / 3) = t.p[k][0];
-      return t.e[0];
-    }
-  }
-  Eigen::Matrix<double, 3, K> U;
-  Eigen::Matrix<double, K, 1> sigma, strain, volume;
-  Eigen::Matrix<double, K, K> V;
-  signed_svd<K>(F, U, sigma, V);
-  for (int i = 0; i < K; ++i) strain(i) = std::clamp(sigma(i), lo, hi);
-  double e = (1 - share) * (sigma - strain).squaredNorm();
-  Eigen::Matrix<double, K, 1> target = strain;
-  if (share > 0) {
-    if (!unit_product<K>(sigma, volume)) {
-      volume = sigma.cwiseMax(1e-3);
-      walk_onto_unit_product<K>(volume);
-    }
-    e += share * (sigma - volume).squaredNorm();
-    target = (1 - share) * strain + share * volume;
-  }
-  P = U * target.asDiagonal() * V.transpose();
-  return 0.5 * e;
-}
-
 }  // namespace
+
 
 Eigen::Matrix3d project_strain(const Eigen::Matrix3d& F, double lo, double hi) {
   Eigen::Matrix3d P;
@@ -562,7 +280,7 @@ void PdConstraints::project_all(const PdMatrix& x, PdMatrix& p, const PdForEach&
     }
     const uint32_t batch = job;
     const uint32_t first = batch * kTriLanes, n = std::min<uint32_t>(kTriLanes, nt - first);
-    TriLanes<kTriLanes> t;
+    pd::TriLanes<kTriLanes> t;
     for (uint32_t l = 0; l < uint32_t(kTriLanes); ++l) {
       const PdConstraint& c = c_[tris_[first + std::min(l, n - 1)]];  // a short batch repeats its last
       for (uint32_t j = 0; j < 2; ++j) {  // apply_row, for a triangle's rows of three entries

@@ -11,6 +11,7 @@
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/pd/pd.h"
+#include "eddy/core/pd/projection.h"
 #include "eddy/core/rigid/bodies.h"
 
 namespace eddy {
@@ -40,6 +41,37 @@ Mesh square_cloth(int n, double side, double height) {
 SoftBodies soft_cube(double side, double cell, const SoftMaterial& mat) {
   const Vec3f c = vec3(0.0f, float(side / 2), 0.0f), half = vec3(float(side / 2));
   return make_soft_body(box_mesh(c, half), box_collider(c, half), cell, mat, "cube");
+}
+
+// The projections' own SVD (projection.h, for the device too) against
+// Eigen's JacobiSVD: F rebuilt to round-off, U and V proper rotations, the
+// singular values Eigen's with the last signed as det F. Random, inverted,
+// nearly flat, collapsed onto a line, and repeated-value matrices.
+TEST(PdProjection, SignedSvdMatchesEigen) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<double> u(0.2, 2.0);
+  for (int trial = 0; trial < 400; ++trial) {
+    Eigen::Vector3d sv(u(rng), u(rng), u(rng));
+    if (trial % 5 == 1) sv(2) = -sv(2);         // inverted
+    if (trial % 5 == 2) sv(2) = 1e-9;           // nearly flat
+    if (trial % 5 == 3) sv(1) = sv(2) = 0;      // a line
+    if (trial % 5 == 4) sv(1) = sv(0);          // a repeated value
+    const Eigen::Matrix3d F = random_rotation(rng) * sv.asDiagonal() * random_rotation(rng);
+    Eigen::Matrix<double, 3, 3, Eigen::RowMajor> Fr = F, U, V;
+    Eigen::Vector3d s;
+    pd::signed_svd<3>(Fr.data(), U.data(), s.data(), V.data());
+    const double scale = F.norm();
+    EXPECT_NEAR((U * s.asDiagonal() * V.transpose() - F).norm(), 0.0, 1e-13 * scale) << trial;
+    EXPECT_NEAR((U.transpose() * U - Eigen::Matrix3d::Identity()).norm(), 0.0, 1e-13) << trial;
+    EXPECT_NEAR((V.transpose() * V - Eigen::Matrix3d::Identity()).norm(), 0.0, 1e-13) << trial;
+    EXPECT_NEAR(U.determinant(), 1.0, 1e-12) << trial;
+    EXPECT_NEAR(V.determinant(), 1.0, 1e-12) << trial;
+    const Eigen::Vector3d want = Eigen::JacobiSVD<Eigen::Matrix3d>(F).singularValues();
+    EXPECT_NEAR(s(0), want(0), 1e-13 * scale) << trial;
+    EXPECT_NEAR(s(1), want(1), 1e-13 * scale) << trial;
+    EXPECT_NEAR(std::abs(s(2)), want(2), 1e-13 * scale) << trial;
+    if (std::abs(F.determinant()) > 1e-6) EXPECT_EQ(s(2) < 0, F.determinant() < 0) << trial;
+  }
 }
 
 TEST(PdProjection, StrainGivesTheNearestRotation) {
