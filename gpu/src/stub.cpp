@@ -16,5 +16,8 @@ std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams&) {
 std::unique_ptr<MpmSolver> make_mpm_solver_cuda(const MpmParams&) {
   throw Error("the CUDA backend is not available: eddy was built without CUDA");
 }
+std::unique_ptr<PdDeviceIterations> make_pd_iterations_cuda() {
+  throw Error("the CUDA backend is not available: eddy was built without CUDA");
+}
 
 }  // namespace eddy::gpu

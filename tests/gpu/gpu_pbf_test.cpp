@@ -30,6 +30,7 @@ TEST(Gpu, BackendReportsWhatItIs) {
     test::expect_built_without_cuda([] { return gpu::make_pbf_solver_cuda(PbfParams{}); });
     test::expect_built_without_cuda([] { return gpu::make_sph_solver_cuda(SphParams{}); });
     test::expect_built_without_cuda([] { return gpu::make_mpm_solver_cuda(MpmParams{}); });
+    test::expect_built_without_cuda([] { return gpu::make_pd_iterations_cuda(); });
     return;
   }
   std::printf("  CUDA backend built; device: %s\n", gpu::device_description().c_str());
@@ -37,6 +38,7 @@ TEST(Gpu, BackendReportsWhatItIs) {
     EXPECT_THROW(gpu::make_pbf_solver_cuda(PbfParams{}), Error);
     EXPECT_THROW(gpu::make_sph_solver_cuda(SphParams{}), Error);
     EXPECT_THROW(gpu::make_mpm_solver_cuda(MpmParams{}), Error);
+    EXPECT_THROW(gpu::make_pd_iterations_cuda(), Error);
   }
 }
 

@@ -262,5 +262,31 @@ TEST(PdNodes, APinBoxHoldingNothingIsAnError) {
   }
 }
 
+// PDSolver's `device` cuda: refused with Cholesky (it factors on the CPU),
+// naming the parameter; where no GPU is at hand, refused naming CUDA.
+TEST(PdNodes, DeviceCudaNeedsChebyshevAndAGpu) {
+  auto cook_error = [](const std::string& sim_params) {
+    std::string scene = drape_scene("{}");
+    const std::string from = R"({"collision_margin": 0.003})";
+    scene.replace(scene.find(from), from.size(), sim_params);
+    const Graph g = parse_graph(scene, builtin_registry(), "test");
+    CookEngine e(builtin_registry(), g);
+    try {
+      e.cook("sim", 2);
+    } catch (const std::exception& ex) {
+      return std::string(ex.what());
+    }
+    return std::string();
+  };
+  const std::string cholesky = cook_error(R"({"device": "cuda", "method": "cholesky"})");
+  EXPECT_NE(cholesky.find("method"), std::string::npos) << cholesky;
+  EXPECT_NE(cholesky.find("chebyshev"), std::string::npos) << cholesky;
+  // With a GPU it cooks; without one (or without CUDA) the error names CUDA.
+  const std::string chebyshev = cook_error(R"({"device": "cuda", "method": "chebyshev"})");
+  if (!chebyshev.empty()) {
+    EXPECT_NE(chebyshev.find("CUDA"), std::string::npos) << chebyshev;
+  }
+}
+
 }  // namespace
 }  // namespace eddy::validation

@@ -54,9 +54,21 @@ PdSolver::PdSolver(const PdParams& p, int threads) : Solver(p), exec_(std::make_
 
 PdSolver::~PdSolver() = default;
 
+void require_device_method(const PdParams& p) {
+  if (p.method != PdMethod::Chebyshev)
+    throw Error("method: the iterations run on a device only with method chebyshev (cholesky factors on the CPU)");
+}
+
+void PdSolver::set_device_iterations(std::unique_ptr<PdDeviceIterations> d) {
+  if (d) require_device_method(params_);
+  device_ = std::move(d);
+  device_changes_ = PdDeviceIterations::kStructure;
+}
+
 void PdSolver::factor(double h) {
   constraints_.build(s_, params_.pin_stiffness);
   system_.build(constraints_, s_.mass, proxies_, h, params_.method);
+  device_changes_ |= PdDeviceIterations::kStructure;
   pin_of_node_.assign(s_.size(), -1);
   const std::vector<PdConstraint>& c = constraints_.constraints();
   for (std::size_t k = 0; k < c.size(); ++k)
@@ -133,6 +145,7 @@ void PdSolver::load(const SoftBodies& s) {
 
 void PdSolver::retune(const PdParams& p) {
   validate(p);
+  if (device_) require_device_method(p);
   const bool refactor = p.method != params_.method || p.pin_stiffness != params_.pin_stiffness;
   slots_stale_ = slots_stale_ || p.contact_weight != params_.contact_weight;
   params_ = p;
@@ -200,6 +213,7 @@ void PdSolver::find_contacts(float t, double h) {
       w[k] = double(params_.contact_weight) * d / sum;
     }
     system_.set_contact_slots(near, w);
+    device_changes_ |= PdDeviceIterations::kMatrix;
   }
   system_.set_contacts(std::move(contacts));
 }
@@ -375,6 +389,7 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
           throw Error("PdSolver: the state names contact slot point " + std::to_string(k) + " of " +
                       std::to_string(proxies_.size()));
       system_.set_contact_slots(s_.contact_slots, s_.contact_slot_weights);
+      device_changes_ |= PdDeviceIterations::kMatrix;
     }
   }
   const std::size_t n = s_.size();
@@ -405,7 +420,8 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
     const ColliderPose pose = collider_pose(attach_colliders_[std::size_t(a)], t_end);
     const Vec3f p = pose.center + pose.rotation * to_vec3f(s_.attach_local[i]);
     s_.pin_target[i] = to_vec3d(p);
-    constraints_.constraints()[std::size_t(pin_of_node_[i])].target = s_.pin_target[i];
+    for (int k = 0; k < 3; ++k) constraints_.constraints()[std::size_t(pin_of_node_[i])].target[k] = s_.pin_target[i](k);
+    device_changes_ |= PdDeviceIterations::kTargets;
   }
   times_.inertia = clock.lap();
   find_contacts(t_end, h);
@@ -413,31 +429,42 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   s_.contact_slot_weights = system_.slot_weights();
   times_.collide = clock.lap();
 
-  // Local-global iterations from y.
-  auto each = [this](uint32_t count, const std::function<void(uint32_t)>& f) { exec_->for_each(count, f); };
+  // Local-global iterations from y (iteration.h's passes, here or on the device).
   double local_s = 0, global_s = 0;
   double change = 0;
-  double omega = 1;
   PdMatrix x = y_;
-  prev_ = x;
   const int delay = 2;  // plain Jacobi sweeps before the acceleration starts
-  for (int it = 0; it < params_.iterations; ++it) {
-    system_.local(x, p_, each);
-    local_s += clock.lap();
-    if (params_.method == PdMethod::Cholesky) {
-      system_.rhs(y_, p_, x, b_, each);
-      system_.solve(b_, next_);
-    } else {
-      // Wang 2015: x_{k+1} = omega (gamma (xhat - x_k) + x_k - x_{k-1}) + x_{k-1}.
-      const double rho2 = double(params_.chebyshev_rho) * params_.chebyshev_rho;
-      omega = it < delay ? 1.0 : it == delay ? 2.0 / (2.0 - rho2) : 4.0 / (4.0 - rho2 * omega);
-      system_.jacobi(y_, p_, x, prev_, omega, params_.relaxation, next_, each);
+  const double rho = params_.chebyshev_rho, gamma = params_.relaxation;
+  if (device_) {
+    device_->load(system_.view(), device_changes_ | PdDeviceIterations::kContacts);
+    device_changes_ = 0;
+    change = device_->iterate(y_.data(), params_.iterations, rho, gamma, delay, x.data());
+    global_s = clock.lap();
+  } else {
+    const PdView view = system_.view();
+    const uint32_t nodes = uint32_t(n);
+    p_.resize(Eigen::Index(constraints_.rows()), 3);
+    next_.resize(Eigen::Index(n), 3);
+    b_.resize(Eigen::Index(n), 3);
+    prev_ = x;
+    double omega = 1;
+    for (int it = 0; it < params_.iterations; ++it) {
+      pd_local(*exec_, view, x.data(), p_.data());
+      local_s += clock.lap();
+      if (params_.method == PdMethod::Cholesky) {
+        pd_rhs(*exec_, view, y_.data(), p_.data(), x.data(), b_.data());
+        system_.solve(b_, next_);
+      } else {
+        // Wang 2015: x_{k+1} = omega (gamma (xhat - x_k) + x_k - x_{k-1}) + x_{k-1}.
+        omega = pd_chebyshev_omega(it, delay, rho, omega);
+        pd_sweep(*exec_, view, y_.data(), p_.data(), x.data(), prev_.data(), omega, gamma, next_.data());
+      }
+      if (it + 1 == params_.iterations) change = std::sqrt(pd_max_move2(*exec_, nodes, next_.data(), x.data()));
+      prev_.swap(x);
+      x.swap(next_);
+      global_s += clock.lap();
+      if (probe_) probe_(it, x, y_);
     }
-    change = std::sqrt((next_ - x).rowwise().squaredNorm().maxCoeff());
-    prev_.swap(x);
-    x.swap(next_);
-    global_s += clock.lap();
-    if (probe_) probe_(it, x, y_);
   }
   times_.local = local_s;
   times_.global = global_s;

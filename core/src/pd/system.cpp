@@ -10,7 +10,6 @@
 #include <map>
 #include <set>
 
-#include "eddy/core/cpu_executor.h"
 #include "eddy/core/error.h"
 #include "eddy/core/pd/projection.h"
 
@@ -33,24 +32,6 @@ double element_projection(const Eigen::Matrix<double, 3, K>& F, double lo, doubl
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < K; ++j) P(i, j) = out[K * i + j];
   return e;
-}
-
-constexpr int kTriLanes = 4;
-
-void triangle_batch_plain(pd::TriLanes<kTriLanes>& t) { pd::triangle_lanes<kTriLanes>(t); }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2"))) void triangle_batch_avx2(pd::TriLanes<kTriLanes>& t) {
-  pd::triangle_lanes<kTriLanes>(t);
-}
-#endif
-
-// Four triangles' projections: AVX2 where the CPU has it and the executor's
-// switch allows (CpuExecutor::set_simd), the same bits either way.
-void triangle_batch(pd::TriLanes<kTriLanes>& t) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (cpu_simd_flag() && cpu_supports_avx2()) return triangle_batch_avx2(t);
-#endif
-  triangle_batch_plain(t);
 }
 
 }  // namespace
@@ -104,7 +85,7 @@ void PdConstraints::add_spring(const std::vector<Vec3d>& rest, int32_t i, int32_
 
 void PdConstraints::add_pin(int32_t i, const Vec3d& target, double w) {
   PdConstraint& c = begin(PdKind::Pin, w);
-  c.target = target;
+  for (int k = 0; k < 3; ++k) c.target[k] = target(k);
   add_entry(i, 1.0);
   end_row();
 }
@@ -229,38 +210,23 @@ std::vector<double> PdConstraints::row_weights() const {
   return w;
 }
 
+PdView PdConstraints::view() const {
+  PdView v;
+  v.constraints = uint32_t(c_.size());
+  v.rows = uint32_t(rows());
+  v.tris = uint32_t(tris_.size());
+  v.others = uint32_t(others_.size());
+  v.c = c_.data();
+  v.tri_ids = tris_.data();
+  v.other_ids = others_.data();
+  v.row_start = row_start_.data();
+  v.row_node = node_.data();
+  v.row_coef = coef_.data();
+  return v;
+}
+
 double PdConstraints::project(std::size_t k, const PdMatrix& x, PdMatrix& p) const {
-  const PdConstraint& c = c_[k];
-  const uint32_t r = c.row;
-  switch (c.kind) {
-    case PdKind::Tet: {
-      Eigen::Matrix3d F, P;
-      for (int j = 0; j < 3; ++j) F.col(j) = apply_row(r + uint32_t(j), x);
-      const double e = element_projection<3>(F, c.lo, c.hi, c.volume_share, P);
-      for (int j = 0; j < 3; ++j) p.row(r + uint32_t(j)) = P.col(j).transpose();
-      return c.weight * e;
-    }
-    case PdKind::Tri: {
-      Mat32 F, P;
-      for (int j = 0; j < 2; ++j) F.col(j) = apply_row(r + uint32_t(j), x);
-      const double e = element_projection<2>(F, c.lo, c.hi, c.volume_share, P);
-      for (int j = 0; j < 2; ++j) p.row(r + uint32_t(j)) = P.col(j).transpose();
-      return c.weight * e;
-    }
-    case PdKind::Bend:
-    case PdKind::Spring: {
-      const Vec3d d = apply_row(r, x);
-      const double len = d.norm();
-      const Vec3d target = len > 1e-300 ? Vec3d(c.lo / len * d) : Vec3d::Zero();
-      p.row(r) = target.transpose();
-      return 0.5 * c.weight * (d - target).squaredNorm();
-    }
-    case PdKind::Pin: {
-      p.row(r) = c.target.transpose();
-      return 0.5 * c.weight * (apply_row(r, x) - c.target).squaredNorm();
-    }
-  }
-  return 0;
+  return pd_project_one(view(), uint32_t(k), x.data(), p.data());
 }
 
 double PdConstraints::energy(const PdMatrix& x) const {
@@ -268,41 +234,6 @@ double PdConstraints::energy(const PdMatrix& x) const {
   double e = 0;
   for (std::size_t k = 0; k < c_.size(); ++k) e += project(k, x, p);
   return e;
-}
-
-void PdConstraints::project_all(const PdMatrix& x, PdMatrix& p, const PdForEach& each) const {
-  const uint32_t nt = uint32_t(tris_.size()), nb = (nt + kTriLanes - 1) / kTriLanes;
-  // One parallel loop: the triangles' batches, then the other constraints.
-  each(nb + uint32_t(others_.size()), [&](uint32_t job) {
-    if (job >= nb) {
-      project(others_[job - nb], x, p);
-      return;
-    }
-    const uint32_t batch = job;
-    const uint32_t first = batch * kTriLanes, n = std::min<uint32_t>(kTriLanes, nt - first);
-    pd::TriLanes<kTriLanes> t;
-    for (uint32_t l = 0; l < uint32_t(kTriLanes); ++l) {
-      const PdConstraint& c = c_[tris_[first + std::min(l, n - 1)]];  // a short batch repeats its last
-      for (uint32_t j = 0; j < 2; ++j) {  // apply_row, for a triangle's rows of three entries
-        const uint32_t e = row_start_[c.row + j];
-        const Vec3d f = coef_[e] * x.row(node_[e]).transpose() + coef_[e + 1] * x.row(node_[e + 1]).transpose() +
-                        coef_[e + 2] * x.row(node_[e + 2]).transpose();
-        for (int k = 0; k < 3; ++k) t.f[3 * j + uint32_t(k)][l] = f(k);
-      }
-      t.lo[l] = c.lo, t.hi[l] = c.hi, t.share[l] = c.volume_share;
-    }
-    triangle_batch(t);
-    for (uint32_t l = 0; l < n; ++l) {
-      const uint32_t k = tris_[first + l];
-      if (!t.ok[l]) {
-        project(k, x, p);  // the general path
-        continue;
-      }
-      const uint32_t r = c_[k].row;
-      p.row(r) << t.p[0][l], t.p[1][l], t.p[2][l];
-      p.row(r + 1) << t.p[3][l], t.p[4][l], t.p[5][l];
-    }
-  });
 }
 
 // ---- the system
@@ -323,6 +254,7 @@ void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, st
   const std::vector<double> w = c.row_weights();
   const Eigen::Map<const Eigen::VectorXd> wv(w.data(), Eigen::Index(w.size()));
   GtW_ = G.transpose() * wv.asDiagonal();
+  GtW_.makeCompressed();
   Eigen::SparseMatrix<double, Eigen::RowMajor> A = GtW_ * G;
   Eigen::VectorXd m{Eigen::Index(n_)};
   for (std::size_t i = 0; i < n_; ++i) {
@@ -354,6 +286,9 @@ void PdSystem::build(const PdConstraints& c, const std::vector<double>& mass, st
   slot_contact_.clear();
   node_slot_start_.assign(n_ + 1, 0);
   node_slot_.clear();
+  slots_.clear();
+  mass_h2_.resize(n_);
+  for (std::size_t i = 0; i < n_; ++i) mass_h2_[i] = mass_[i] / (h * h);
   factor_.reset();
   refactorisations_ = 0;
   if (method == PdMethod::Cholesky) {
@@ -402,6 +337,17 @@ void PdSystem::set_contact_slots(const std::vector<uint32_t>& which, const std::
   for (std::size_t k = 0; k < which.size(); ++k)
     for (int a = 0; a < proxies_[which[k]].count; ++a)
       node_slot_[fill[std::size_t(proxies_[which[k]].node[std::size_t(a)])]++] = {uint32_t(k), a};
+  slots_.assign(which.size(), PdSlot{});
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const PdProxy& p = proxies_[which[k]];
+    PdSlot& s = slots_[k];
+    s.count = p.count;
+    for (int a = 0; a < 4; ++a) {
+      s.node[a] = p.node[std::size_t(a)];
+      s.w[a] = p.w[std::size_t(a)];
+    }
+    s.weight = w[k];
+  }
   diag_ = A_.diagonal();
   factor();
   if (factor_) ++refactorisations_;
@@ -409,9 +355,15 @@ void PdSystem::set_contact_slots(const std::vector<uint32_t>& which, const std::
 
 void PdSystem::set_contacts(std::vector<PdContact> contacts) {
   std::fill(slot_contact_.begin(), slot_contact_.end(), -1);
+  for (PdSlot& s : slots_) s.touching = 0;
   for (std::size_t k = 0; k < contacts.size(); ++k) {
     if (!has_slot(contacts[k].proxy)) throw Error("PdSystem: a contact on a point without a contact slot");
-    slot_contact_[std::size_t(slot_[contacts[k].proxy])] = int32_t(k);
+    const std::size_t slot = std::size_t(slot_[contacts[k].proxy]);
+    slot_contact_[slot] = int32_t(k);
+    PdSlot& s = slots_[slot];
+    s.touching = 1;
+    for (int a = 0; a < 3; ++a) s.normal[a] = contacts[k].normal(a);
+    s.offset = contacts[k].offset;
   }
   contacts_ = std::move(contacts);
 }
@@ -442,29 +394,22 @@ double PdSystem::objective(const PdMatrix& x, const PdMatrix& y) const {
   return inertia / (2 * h_ * h_) + c_->energy(x) + contact;
 }
 
-void PdSystem::local(const PdMatrix& x, PdMatrix& p, const ForEach& each) const {
-  p.resize(Eigen::Index(c_->rows()), 3);
-  c_->project_all(x, p, each);
-}
-
-inline Eigen::RowVector3d PdSystem::rhs_row(uint32_t i, const PdMatrix& y, const PdMatrix& p, const PdMatrix& x) const {
-  Eigen::RowVector3d s = mass_[i] / (h_ * h_) * y.row(i);
-  for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(GtW_, i); it; ++it)  // GtW_'s row i is node i's
-    s += it.value() * p.row(it.col());
-  // A slot's projection: onto its contact's plane, or (no contact) the
-  // point where it is; g w p spread over the proxy's nodes.
-  for (uint32_t e = node_slot_start_[i]; e < node_slot_start_[i + 1]; ++e) {
-    const auto [k, a] = node_slot_[e];
-    const Vec3d q = slot_contact_[k] >= 0 ? contact_projection(contacts_[std::size_t(slot_contact_[k])], x)
-                                          : proxy_point(slot_proxy_[k], x);
-    s += slot_w_[k] * proxies_[slot_proxy_[k]].w[std::size_t(a)] * q.transpose();
-  }
-  return s;
-}
-
-void PdSystem::rhs(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x, PdMatrix& b, const ForEach& each) const {
-  b.resize(Eigen::Index(n_), 3);
-  each(uint32_t(n_), [&](uint32_t i) { b.row(i) = rhs_row(i, y, p, x); });
+PdView PdSystem::view() const {
+  PdView v = c_->view();
+  v.nodes = uint32_t(n_);
+  v.slots = uint32_t(slots_.size());
+  v.gtw_start = GtW_.outerIndexPtr();
+  v.gtw_col = GtW_.innerIndexPtr();
+  v.gtw_val = GtW_.valuePtr();
+  v.a_start = A_.outerIndexPtr();
+  v.a_col = A_.innerIndexPtr();
+  v.a_val = A_.valuePtr();
+  v.diag = diag_.data();
+  v.mass_h2 = mass_h2_.data();
+  v.node_slot_start = node_slot_start_.data();
+  v.node_slot = node_slot_.data();
+  v.slot = slots_.data();
+  return v;
 }
 
 void PdSystem::solve(const PdMatrix& b, PdMatrix& x) const {
@@ -473,18 +418,6 @@ void PdSystem::solve(const PdMatrix& b, PdMatrix& x) const {
   // than three back-substitutions in parallel on two cores: bench_pd).
   const Eigen::MatrixX3d bc = b;
   x = factor_->ldlt.solve(bc);
-}
-
-void PdSystem::jacobi(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x_in, const PdMatrix& prev, double omega,
-                      double gamma, PdMatrix& x_out, const ForEach& each) const {
-  x_out.resize(x_in.rows(), 3);
-  each(uint32_t(n_), [&](uint32_t i) {
-    Eigen::RowVector3d s = rhs_row(i, y, p, x_in);
-    for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(A_, i); it; ++it)
-      if (it.col() != Eigen::Index(i)) s -= it.value() * x_in.row(it.col());
-    const Eigen::RowVector3d xi = x_in.row(i), hat = s / diag_(i);
-    x_out.row(i) = omega * (gamma * (hat - xi) + xi - prev.row(i)) + prev.row(i);
-  });
 }
 
 }  // namespace eddy

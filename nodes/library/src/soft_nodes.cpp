@@ -7,6 +7,7 @@
 
 #include "eddy/core/mesh_velocity.h"
 #include "eddy/core/pd/pd.h"
+#include "eddy/gpu/gpu.h"
 #include "eddy/graph/node.h"
 #include "eddy/graph/soft_value.h"
 #include "library.h"
@@ -122,7 +123,13 @@ class PdSolverNode final : public SolverNode<PdSolver, SoftBodies> {
     return p;
   }
   std::unique_ptr<PdSolver> make_solver(const CookContext& ctx) override {
-    return std::make_unique<PdSolver>(read_params(ctx), ctx.threads());
+    const PdParams p = read_params(ctx);
+    auto solver = std::make_unique<PdSolver>(p, ctx.threads());
+    if (ctx.param_string("device") == "cuda") {
+      require_device_method(p);
+      solver->set_device_iterations(gpu::make_pd_iterations_cuda());
+    }
+    return solver;
   }
   void retune(const CookContext& ctx) override { solver_->retune(read_params(ctx)); }
   // The scene's colliders, and linked rigid bodies stepped two ways with the
@@ -334,7 +341,10 @@ void register_soft(Registry& r) {
     CoupledBodies::spec(s, "soft bodies");
     table_params(s, pd_param_table());
     s.param_float("attach_distance", 0.01, 0.0, {}, "m",
-                  "Nodes this close to an `attach` collider at the start frame (or inside it) are attached to it.");
+                  "Nodes this close to an `attach` collider at the start frame (or inside it) are attached to it.")
+        .param_enum("device", {"cpu", "cuda"}, "cpu",
+                    "Where the local-global iterations run: cpu (TBB) or cuda (the GPU; needs method chebyshev). "
+                    "Contacts, friction and velocities are found on the CPU either way.");
     r.add(std::move(s.make<PdSolverNode>()));
   }
 }

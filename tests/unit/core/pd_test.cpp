@@ -70,7 +70,9 @@ TEST(PdProjection, SignedSvdMatchesEigen) {
     EXPECT_NEAR(s(0), want(0), 1e-13 * scale) << trial;
     EXPECT_NEAR(s(1), want(1), 1e-13 * scale) << trial;
     EXPECT_NEAR(std::abs(s(2)), want(2), 1e-13 * scale) << trial;
-    if (std::abs(F.determinant()) > 1e-6) EXPECT_EQ(s(2) < 0, F.determinant() < 0) << trial;
+    if (std::abs(F.determinant()) > 1e-6) {
+      EXPECT_EQ(s(2) < 0, F.determinant() < 0) << trial;
+    }
   }
 }
 
@@ -312,14 +314,11 @@ TEST(PdConstraints, BatchedLocalStepGivesTheBitsOfOneByOne) {
   x.row(7) = x.row(8);  // one collapsed triangle at least (the general path)
   PdMatrix one(Eigen::Index(c.rows()), 3);
   for (std::size_t k = 0; k < c.size(); ++k) c.project(k, x, one);
-  auto serial = [](uint32_t count, const std::function<void(uint32_t)>& f) {
-    for (uint32_t k = 0; k < count; ++k) f(k);
-  };
   const bool was = CpuExecutor::simd_enabled();
   for (bool simd : {true, false}) {
     CpuExecutor::set_simd(simd);
     PdMatrix batched = PdMatrix::Constant(Eigen::Index(c.rows()), 3, std::nan(""));
-    c.project_all(x, batched, serial);
+    pd_local(CpuExecutor(2), c.view(), x.data(), batched.data());
     for (Eigen::Index r = 0; r < batched.rows(); ++r)
       for (int k = 0; k < 3; ++k) ASSERT_EQ(batched(r, k), one(r, k)) << "row " << r << ", simd " << simd;
   }
@@ -570,6 +569,65 @@ namespace {
 
 // Nodes attached to a collider move with it: a cloth's edge on a bar that
 // slides and turns carries the edge exactly where the bar's motion takes it.
+// The device's iterations (PdIterationsOn, as gpu/src/pd_cuda.cu runs them
+// on CudaExecutor) on CpuExecutor: with their own copies of the system's
+// arrays, refreshed only where PdSolver says they changed, they give the bits
+// of the solver's own iterations. A cloth attached to a moving bar (targets
+// change every step) falls onto a box (contacts every step, slots handed
+// out as points arrive: matrix changes), and a jelly cube (tetrahedra) falls
+// beside it onto the floor.
+TEST(PdSolver, DeviceIterationsGiveTheBitsOfTheSolversOwn) {
+  SoftMaterial mat;
+  mat.young_modulus = 1e6;
+  mat.bend_stiffness = 1e-4;
+  SoftBodies cloth = make_cloth(square_cloth(12, 0.4, 0.3), mat, "cloth");
+  Collider bar;  // a capsule along z through the cloth's edge x = -0.2, sliding
+  bar.type = ShapeType::Capsule;
+  bar.center = vec3(-0.2f, 0.3f, 0.0f);
+  bar.rotation = rotation_from_euler_degrees(vec3(90.0f, 0.0f, 0.0f));
+  bar.size = vec3(0.01f, 0.3f, 0.0f);
+  bar.velocity = vec3(0.2f, 0.0f, 0.0f);
+  EXPECT_EQ(cloth.attach_to({bar}, 0.005, 0.0f), 13u);
+  const Collider box = box_collider(vec3(0.1f, 0.1f, 0.2f), vec3(0.15f, 0.1f, 0.15f));
+  Thrown jelly(0.3, 2);
+  std::vector<SoftBodies> out;
+  for (bool device : {false, true}) {
+    PdParams p = step_params(10);
+    p.time_step = 0.005f;
+    p.method = PdMethod::Chebyshev;
+    PdSolver cloth_solver(p, 2), jelly_solver(p, 2);
+    if (device) {
+      cloth_solver.set_device_iterations(std::make_unique<PdIterationsOn<CpuExecutor>>(CpuExecutor(2)));
+      jelly_solver.set_device_iterations(std::make_unique<PdIterationsOn<CpuExecutor>>(CpuExecutor(2)));
+    }
+    cloth_solver.load(cloth);
+    cloth_solver.set_colliders({box});
+    cloth_solver.set_attach_colliders({bar});
+    jelly_solver.load(jelly.s);
+    jelly_solver.set_colliders({Collider{}});
+    int refactored = 0;
+    for (int k = 0; k < 60; ++k) {
+      cloth_solver.step(0.005f, float(k) * 0.005f);
+      jelly_solver.step(0.005f, float(k) * 0.005f);
+      refactored = cloth_solver.system().refactorisations();
+    }
+    EXPECT_GT(cloth_solver.system().contacts().size(), 10u);
+    EXPECT_GT(refactored + int(cloth_solver.system().slot_proxies().size()), 0);
+    EXPECT_GT(jelly_solver.system().contacts().size(), 4u);
+    EXPECT_STREQ(cloth_solver.backend(), device ? "cuda" : "cpu");
+    out.push_back(cloth_solver.state());
+    out.push_back(jelly_solver.state());
+  }
+  for (int o = 0; o < 2; ++o)
+    for (std::size_t i = 0; i < out[std::size_t(o)].size(); ++i) {
+      ASSERT_EQ(out[std::size_t(o)].x[i], out[std::size_t(o) + 2].x[i]) << "object " << o << ", node " << i;
+      ASSERT_EQ(out[std::size_t(o)].v[i], out[std::size_t(o) + 2].v[i]) << "object " << o << ", node " << i;
+    }
+  // The device runs Chebyshev only: Cholesky factors on the CPU.
+  PdSolver cholesky(step_params(10), 1);
+  EXPECT_THROW(cholesky.set_device_iterations(std::make_unique<PdIterationsOn<CpuExecutor>>()), Error);
+}
+
 TEST(PdSolver, AttachedNodesMoveWithTheirCollider) {
   SoftMaterial mat;
   mat.young_modulus = 1e6;

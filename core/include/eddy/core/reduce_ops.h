@@ -10,6 +10,7 @@ struct SumOp {
 };
 struct MaxOp {
   EDDY_HD_INLINE float operator()(float a, float b) const { return fmaxf(a, b); }
+  EDDY_HD_INLINE double operator()(double a, double b) const { return fmax(a, b); }
   EDDY_HD_INLINE unsigned operator()(unsigned a, unsigned b) const { return a > b ? a : b; }
 };
 

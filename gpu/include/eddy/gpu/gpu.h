@@ -6,6 +6,7 @@
 
 #include "eddy/core/pbf/pbf.h"
 #include "eddy/core/mpm/mpm.h"
+#include "eddy/core/pd/iteration.h"
 #include "eddy/core/sph/sph.h"
 
 namespace eddy::gpu {
@@ -24,5 +25,8 @@ std::unique_ptr<PbfSolver> make_pbf_solver_cuda(const PbfParams& p);
 std::unique_ptr<SphSolver> make_sph_solver_cuda(const SphParams& p);
 // The MPM step of core/mpm/solver.h on the CUDA executor; same errors.
 std::unique_ptr<MpmSolver> make_mpm_solver_cuda(const MpmParams& p);
+// Projective Dynamics' Chebyshev iterations (core/pd/iteration.h) on the
+// CUDA executor, for PdSolver::set_device_iterations; same errors.
+std::unique_ptr<PdDeviceIterations> make_pd_iterations_cuda();
 
 }  // namespace eddy::gpu

@@ -52,6 +52,9 @@ struct PdParams {
 
 const ParamTable<PdParams>& pd_param_table();
 void validate(const PdParams& p);
+// The iterations run on a device only with method chebyshev (Cholesky
+// factors on the CPU): throws eddy::Error saying so otherwise.
+void require_device_method(const PdParams& p);
 
 struct PdStepStats {
   float dt = 0.0f;
@@ -71,7 +74,11 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   // threads <= 0: every thread the machine has.
   PdSolver(const PdParams& p, int threads = 0);
   ~PdSolver() override;
-  const char* backend() const override { return "cpu"; }
+  const char* backend() const override { return device_ ? "cuda" : "cpu"; }
+  // Runs the Chebyshev iterations on a device (gpu::make_pd_iterations_cuda);
+  // the rest of each step (contacts, friction, velocities) stays on the CPU.
+  // Needs method chebyshev.
+  void set_device_iterations(std::unique_ptr<PdDeviceIterations> d);
   // Takes the soft bodies as the state; builds the constraints and factors
   // the matrix.
   void load(const SoftBodies& s);
@@ -156,6 +163,8 @@ class PdSolver final : public Solver<PdParams, PdStepStats, PdStageTimes> {
   std::vector<Vec3d> accel_;         // per node: gravity and fields this step
   PdStageTimes times_;
   std::function<void(int, const PdMatrix&, const PdMatrix&)> probe_;
+  std::unique_ptr<PdDeviceIterations> device_;
+  unsigned device_changes_ = PdDeviceIterations::kStructure;  // what the device has not seen yet
 };
 
 struct PdFrameStats {

@@ -52,25 +52,12 @@
 #include <Eigen/SparseCore>
 
 #include "eddy/core/enum_names.h"
+#include "eddy/core/pd/iteration.h"
 #include "eddy/core/pd/soft.h"
 
 namespace eddy {
 
 using PdMatrix = Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>;  // one row per node (or constraint row)
-
-// f(k) for k in [0, count), in parallel where the caller's executor runs it.
-using PdForEach = std::function<void(uint32_t count, const std::function<void(uint32_t)>& f)>;
-
-enum class PdKind : uint8_t { Tet, Tri, Bend, Spring, Pin };
-
-struct PdConstraint {
-  PdKind kind = PdKind::Pin;
-  uint32_t row = 0;  // first of its rows (3 for a tetrahedron, 2 for a triangle, else 1)
-  double weight = 0;          // Tet, Tri: w_s + w_v
-  double volume_share = 0;    // Tet, Tri: w_v / (w_s + w_v)
-  double lo = 1, hi = 1;      // strain limits; Bend, Spring: the rest length
-  Vec3d target = Vec3d::Zero();  // Pin
-};
 
 // The constraints' rows as a sparse matrix over the nodes and the
 // projections onto their sets.
@@ -91,19 +78,12 @@ class PdConstraints {
   std::vector<double> row_weights() const;
   // The first node of row r (a pin's node).
   int32_t row_node(uint32_t r) const { return node_[row_start_[r]]; }
-  // Row r of G x (the row's combination of node positions).
-  Vec3d apply_row(uint32_t r, const PdMatrix& x) const {
-    Vec3d s = Vec3d::Zero();
-    for (uint32_t e = row_start_[r]; e < row_start_[r + 1]; ++e) s += coef_[e] * x.row(node_[e]).transpose();
-    return s;
-  }
   // The local step for constraint k: its projections into p (its rows);
   // returns its energy at x.
   double project(std::size_t k, const PdMatrix& x, PdMatrix& p) const;
-  // The local step for every constraint into p (sized to rows()): the
-  // triangles four at a time (SIMD where the CPU has it, the same bits as
-  // project), the others one by one.
-  void project_all(const PdMatrix& x, PdMatrix& p, const PdForEach& each) const;
+  // The constraints' arrays as the passes read them (iteration.h; the
+  // system's part left empty): valid until the constraints change.
+  PdView view() const;
   // sum_c w_c/2 ||G_c x - P_c(G_c x)||^2.
   double energy(const PdMatrix& x) const;
 
@@ -194,27 +174,15 @@ class PdSystem {
 
   // F(x) for the inertial target y (contacts included).
   double objective(const PdMatrix& x, const PdMatrix& y) const;
-  // One local step at x into p (parallel over constraints through `each`,
-  // which runs f(k) for k in [0, count)).
-  using ForEach = PdForEach;
-  void local(const PdMatrix& x, PdMatrix& p, const ForEach& each) const;
-  // The global step's right-hand side M/h^2 y + G^T W p, plus each
-  // contact's weight times its projection at x (nodes in parallel).
-  void rhs(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x, PdMatrix& b, const ForEach& each) const;
+  // The constraints' and the system's arrays as the passes read them
+  // (iteration.h: pd_local, pd_rhs, pd_sweep); valid until the next build,
+  // set_contact_slots or set_contacts.
+  PdView view() const;
   // Cholesky: x = A^-1 b.
   void solve(const PdMatrix& b, PdMatrix& x) const;
-  // One Jacobi sweep, xhat = D^-1 (b - (A - D) x_in) with b the
-  // right-hand side of (y, p, x_in) (as rhs makes it, node by node in the
-  // same pass), under-relaxed by gamma and accelerated by omega (Wang 2015):
-  //   x_out = omega (gamma (xhat - x_in) + x_in - prev) + prev
-  // (omega = gamma = 1: the plain sweep). Nodes in parallel.
-  void jacobi(const PdMatrix& y, const PdMatrix& p, const PdMatrix& x_in, const PdMatrix& prev, double omega,
-              double gamma, PdMatrix& x_out, const ForEach& each) const;
 
  private:
   void factor();
-  // Row i of the right-hand side.
-  Eigen::RowVector3d rhs_row(uint32_t i, const PdMatrix& y, const PdMatrix& p, const PdMatrix& x) const;
   Vec3d contact_projection(const PdContact& c, const PdMatrix& x) const;
   const PdConstraints* c_ = nullptr;
   std::size_t n_ = 0;
@@ -229,12 +197,10 @@ class PdSystem {
   std::vector<uint32_t> slot_proxy_;   // per slot: its proxy
   std::vector<double> slot_w_;         // per slot: its weight
   std::vector<int32_t> slot_contact_;  // per slot: its contact this step, -1 none
-  struct NodeSlot {
-    uint32_t slot;
-    int place;  // the node's place among the slot's proxy's nodes
-  };
+  std::vector<PdSlot> slots_;              // per slot: as the passes read it (its contact plane this step)
   std::vector<uint32_t> node_slot_start_;  // per node: its slots (CSR over node_slot_)
-  std::vector<NodeSlot> node_slot_;
+  std::vector<PdNodeSlot> node_slot_;
+  std::vector<double> mass_h2_;            // m_i / h^2
   struct Factor;
   std::shared_ptr<Factor> factor_;
   double factor_seconds_ = 0;
