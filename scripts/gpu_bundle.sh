@@ -8,7 +8,7 @@
 set -euo pipefail
 build=${1:-build}
 dest=${2:-gpu-bundle}
-programs=(eddy_cuda_executor_tests eddy_gpu_tests eddy_bench_gpu eddy_bench_gpu_neighbors)
+programs=(eddy_cuda_executor_tests eddy_gpu_tests eddy_bench_gpu eddy_bench_gpu_neighbors eddy_bench_pd)
 rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/lib"
 for p in "${programs[@]}"; do

@@ -2,8 +2,9 @@
 # Runs the GPU checks from a folder packed by scripts/gpu_bundle.sh, on a
 # machine with a CUDA GPU, writing one log per check into LOG_DIR:
 #   tests.log     the CUDA executor tests and the backend-against-CPU tests
-#   bench.log     eddy_bench_gpu (the CUDA backend against the CPU, side by side) and
-#                 eddy_bench_gpu_neighbors (the neighbour search's two shapes)
+#   bench.log     eddy_bench_gpu (the CUDA backend against the CPU, side by side),
+#                 eddy_bench_gpu_neighbors (the neighbour search's two shapes) and
+#                 the Chebyshev lines of eddy_bench_pd (PD's iterations on the CPU and CUDA)
 #   sanitizer.log compute-sanitizer memcheck over the tests, racecheck over
 #                 the executor's kernels (where compute-sanitizer is installed)
 # Exits non-zero when a test or the benchmark fails.
@@ -24,6 +25,7 @@ echo "== tests: $([ $status = 0 ] && echo passed || echo FAILED)"
 {
   timeout 200 "$bundle/bin/eddy_bench_gpu" || status=1
   timeout 120 "$bundle/bin/eddy_bench_gpu_neighbors" || status=1
+  timeout 120 "$bundle/bin/eddy_bench_pd" 20 chebyshev || status=1
 } > "$logs/bench.log" 2>&1
 cat "$logs/bench.log"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
