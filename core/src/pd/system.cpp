@@ -369,8 +369,9 @@ void PdSystem::set_contacts(std::vector<PdContact> contacts) {
 }
 
 Vec3d PdSystem::contact_projection(const PdContact& c, const PdMatrix& x) const {
-  const Vec3d xp = proxy_point(c.proxy, x);
-  return xp + std::max(0.0, c.offset - c.normal.dot(xp)) * c.normal;
+  Vec3d q;  // as the passes project its slot (set_contacts gave the slot c's plane)
+  pd_slot_point(slots_[std::size_t(slot_[c.proxy])], x.data(), q.data());
+  return q;
 }
 
 double PdSystem::contact_force(std::size_t k, const PdMatrix& x) const {

@@ -44,7 +44,6 @@
 //   pin                  a node, P = its target            w = pin_weight
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <vector>
 
