@@ -8,28 +8,14 @@
 
 #include "eddy/core/pd/pd.h"
 #include "eddy/gpu/gpu.h"
+#include "../unit/core/pd_scenes.h"
 
 namespace eddy {
 namespace {
 
 TEST(GpuPd, IterationsMatchTheCpu) {
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device (" << gpu::device_description() << ")";
-  SoftMaterial mat;
-  mat.young_modulus = 1e6;
-  mat.bend_stiffness = 1e-4;
-  SoftBodies cloth = make_cloth(
-      grid_mesh(vec3(0.0f, 0.3f, 0.0f), vec3(0.0f, 0.0f, 0.4f), vec3(0.4f, 0.0f, 0.0f), 24, 24), mat, "cloth");
-  Collider bar;  // a capsule along z through the cloth's edge, sliding
-  bar.type = ShapeType::Capsule;
-  bar.center = vec3(-0.2f, 0.3f, 0.0f);
-  bar.rotation = rotation_from_euler_degrees(vec3(90.0f, 0.0f, 0.0f));
-  bar.size = vec3(0.01f, 0.3f, 0.0f);
-  bar.velocity = vec3(0.2f, 0.0f, 0.0f);
-  ASSERT_GT(cloth.attach_to({bar}, 0.005, 0.0f), 0u);
-  Collider box;
-  box.type = ShapeType::Box;
-  box.center = vec3(0.1f, 0.1f, 0.2f);
-  box.size = vec3(0.15f, 0.1f, 0.15f);
+  const test::SlidingBarDrape scene = test::sliding_bar_drape(24);
   Collider inside;
   inside.type = ShapeType::Box;
   inside.center = vec3(0.6f, 0.11f, 0.0f);
@@ -40,13 +26,13 @@ TEST(GpuPd, IterationsMatchTheCpu) {
     PdParams p;
     p.time_step = 0.005f;
     p.method = PdMethod::Chebyshev;
-    const SoftBodies* objects[] = {&cloth, &jelly};
+    const SoftBodies* objects[] = {&scene.cloth, &jelly};
     for (const SoftBodies* s : objects) {
       PdSolver solver(p, 2);
       if (device) solver.set_device_iterations(gpu::make_pd_iterations_cuda());
       solver.load(*s);
-      solver.set_colliders({box, Collider{}});
-      solver.set_attach_colliders({bar});
+      solver.set_colliders({scene.box, Collider{}});
+      solver.set_attach_colliders({scene.bar});
       for (int k = 0; k < 60; ++k) solver.step(0.005f, float(k) * 0.005f);
       EXPECT_GT(solver.system().contacts().size(), 4u);
       out.push_back(solver.state());

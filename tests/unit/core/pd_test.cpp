@@ -13,6 +13,7 @@
 #include "eddy/core/pd/pd.h"
 #include "eddy/core/pd/projection.h"
 #include "eddy/core/rigid/bodies.h"
+#include "pd_scenes.h"
 
 namespace eddy {
 namespace {
@@ -41,6 +42,15 @@ Mesh square_cloth(int n, double side, double height) {
 SoftBodies soft_cube(double side, double cell, const SoftMaterial& mat) {
   const Vec3f c = vec3(0.0f, float(side / 2), 0.0f), half = vec3(float(side / 2));
   return make_soft_body(box_mesh(c, half), box_collider(c, half), cell, mat, "cube");
+}
+
+// A triangle's deformation gradient: the rest frame's [I; 0] plus entries
+// uniform in [-spread, spread].
+Mat32 random_triangle_gradient(std::mt19937& rng, double spread) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Mat32 F;
+  F << 1 + spread * u(rng), spread * u(rng), spread * u(rng), 1 + spread * u(rng), spread * u(rng), spread * u(rng);
+  return F;
 }
 
 // The projections' own SVD (projection.h, for the device too) against
@@ -130,11 +140,8 @@ TEST(PdProjection, VolumeMeetsTheFirstOrderConditions) {
 // fallback each take some.
 TEST(PdProjection, AreaProjectionIsTheNearestUnitAreaStretch) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 400; ++trial) {
-    const double spread = trial < 200 ? 0.1 : 0.9;
-    Mat32 F;
-    F << 1 + spread * u(rng), spread * u(rng), spread * u(rng), 1 + spread * u(rng), spread * u(rng), spread * u(rng);
+    const Mat32 F = random_triangle_gradient(rng, trial < 200 ? 0.1 : 0.9);
     const Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> ef(F.transpose() * F);
     const double a = std::sqrt(std::max(0.0, ef.eigenvalues()(1))), b = std::sqrt(std::max(0.0, ef.eigenvalues()(0)));
     auto f = [&](double x) { return (x - a) * (x - a) + (1 / x - b) * (1 / x - b); };
@@ -165,9 +172,7 @@ TEST(PdProjection, TriangleStrainIsTheNearestLimitedStretch) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 300; ++trial) {
-    const double spread = trial < 100 ? 0.1 : 0.8;
-    Mat32 F;
-    F << 1 + spread * u(rng), spread * u(rng), spread * u(rng), 1 + spread * u(rng), spread * u(rng), spread * u(rng);
+    Mat32 F = random_triangle_gradient(rng, trial < 100 ? 0.1 : 0.8);
     if (trial % 10 == 0) F.col(1) = (1 + 1e-9 * u(rng)) * F.col(0);  // nearly flat
     const double lo = trial % 2 ? 0.9 : 1.0, hi = trial % 2 ? 1.1 : 1.0;
     const Eigen::JacobiSVD<Mat32> svd(F, Eigen::ComputeThinU | Eigen::ComputeThinV);
@@ -577,18 +582,8 @@ namespace {
 // out as points arrive: matrix changes), and a jelly cube (tetrahedra) falls
 // beside it onto the floor.
 TEST(PdSolver, DeviceIterationsGiveTheBitsOfTheSolversOwn) {
-  SoftMaterial mat;
-  mat.young_modulus = 1e6;
-  mat.bend_stiffness = 1e-4;
-  SoftBodies cloth = make_cloth(square_cloth(12, 0.4, 0.3), mat, "cloth");
-  Collider bar;  // a capsule along z through the cloth's edge x = -0.2, sliding
-  bar.type = ShapeType::Capsule;
-  bar.center = vec3(-0.2f, 0.3f, 0.0f);
-  bar.rotation = rotation_from_euler_degrees(vec3(90.0f, 0.0f, 0.0f));
-  bar.size = vec3(0.01f, 0.3f, 0.0f);
-  bar.velocity = vec3(0.2f, 0.0f, 0.0f);
-  EXPECT_EQ(cloth.attach_to({bar}, 0.005, 0.0f), 13u);
-  const Collider box = box_collider(vec3(0.1f, 0.1f, 0.2f), vec3(0.15f, 0.1f, 0.15f));
+  const test::SlidingBarDrape scene = test::sliding_bar_drape(12);
+  EXPECT_EQ(std::count_if(scene.cloth.attach.begin(), scene.cloth.attach.end(), [](int32_t a) { return a >= 0; }), 13);
   Thrown jelly(0.3, 2);
   std::vector<SoftBodies> out;
   for (bool device : {false, true}) {
@@ -600,9 +595,9 @@ TEST(PdSolver, DeviceIterationsGiveTheBitsOfTheSolversOwn) {
       cloth_solver.set_device_iterations(std::make_unique<PdIterationsOn<CpuExecutor>>(CpuExecutor(2)));
       jelly_solver.set_device_iterations(std::make_unique<PdIterationsOn<CpuExecutor>>(CpuExecutor(2)));
     }
-    cloth_solver.load(cloth);
-    cloth_solver.set_colliders({box});
-    cloth_solver.set_attach_colliders({bar});
+    cloth_solver.load(scene.cloth);
+    cloth_solver.set_colliders({scene.box});
+    cloth_solver.set_attach_colliders({scene.bar});
     jelly_solver.load(jelly.s);
     jelly_solver.set_colliders({Collider{}});
     int refactored = 0;
