@@ -65,7 +65,7 @@ PdConstraint& PdConstraints::begin(PdKind kind, double w) {
   c.kind = kind;
   c.row = uint32_t(rows());
   c.weight = w;
-  (kind == PdKind::Tri ? tris_ : others_).push_back(uint32_t(c_.size()));
+  (kind == PdKind::Tri ? tris_ : kind == PdKind::Tet ? tets_ : others_).push_back(uint32_t(c_.size()));
   c_.push_back(c);
   return c_.back();
 }
@@ -93,6 +93,7 @@ void PdConstraints::add_pin(int32_t i, const Vec3d& target, double w) {
 void PdConstraints::build(const SoftBodies& s, double pin_weight) {
   c_.clear();
   tris_.clear();
+  tets_.clear();
   others_.clear();
   row_start_.assign(1, 0);
   node_.clear();
@@ -215,9 +216,11 @@ PdView PdConstraints::view() const {
   v.constraints = uint32_t(c_.size());
   v.rows = uint32_t(rows());
   v.tris = uint32_t(tris_.size());
+  v.tets = uint32_t(tets_.size());
   v.others = uint32_t(others_.size());
   v.c = c_.data();
   v.tri_ids = tris_.data();
+  v.tet_ids = tets_.data();
   v.other_ids = others_.data();
   v.row_start = row_start_.data();
   v.row_node = node_.data();

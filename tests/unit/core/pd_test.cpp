@@ -303,31 +303,53 @@ PdParams step_params(int iterations) {
   return p;
 }
 
-// The local step over a whole cloth, triangles four at a time (AVX2 where
-// the CPU has it, and with SIMD switched off), gives every constraint the
-// bits its one-by-one projection gives.
+// The local step over a whole cloth and a soft cube, triangles and
+// tetrahedra four at a time (AVX2 where the CPU has it, and with SIMD
+// switched off), gives every constraint the bits its one-by-one projection
+// gives: moderately deformed elements, a collapsed triangle (the general
+// path) and inverted tetrahedra.
 TEST(PdConstraints, BatchedLocalStepGivesTheBitsOfOneByOne) {
   SoftMaterial mat;
   mat.bend_stiffness = 1e-3;
-  const SoftBodies s = make_cloth(square_cloth(9, 1.0, 0.0), mat, "cloth");
-  PdConstraints c;
-  c.build(s, 1e4);
-  std::mt19937 rng(3);
-  std::normal_distribution<double> n(0.0, 0.02);
-  PdMatrix x(Eigen::Index(s.size()), 3);
-  for (std::size_t i = 0; i < s.size(); ++i) x.row(Eigen::Index(i)) = (s.rest[i] + Vec3d(n(rng), n(rng), n(rng))).transpose();
-  x.row(7) = x.row(8);  // one collapsed triangle at least (the general path)
-  PdMatrix one(Eigen::Index(c.rows()), 3);
-  for (std::size_t k = 0; k < c.size(); ++k) c.project(k, x, one);
-  const bool was = CpuExecutor::simd_enabled();
-  for (bool simd : {true, false}) {
-    CpuExecutor::set_simd(simd);
-    PdMatrix batched = PdMatrix::Constant(Eigen::Index(c.rows()), 3, std::nan(""));
-    pd_local(CpuExecutor(2), c.view(), x.data(), batched.data());
-    for (Eigen::Index r = 0; r < batched.rows(); ++r)
-      for (int k = 0; k < 3; ++k) ASSERT_EQ(batched(r, k), one(r, k)) << "row " << r << ", simd " << simd;
+  mat.strain_min = 0.95;  // strain limits on the cube's tetrahedra
+  mat.strain_max = 1.05;
+  for (bool cloth : {true, false}) {
+    const SoftBodies s = cloth ? make_cloth(square_cloth(9, 1.0, 0.0), mat, "cloth") : soft_cube(0.2, 0.05, mat);
+    PdConstraints c;
+    c.build(s, 1e4);
+    std::mt19937 rng(3);
+    std::normal_distribution<double> n(0.0, cloth ? 0.02 : 0.015);
+    PdMatrix x(Eigen::Index(s.size()), 3);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      x.row(Eigen::Index(i)) = (s.rest[i] + Vec3d(n(rng), n(rng), n(rng))).transpose();
+    if (cloth) {
+      x.row(7) = x.row(8);  // one collapsed triangle at least (the general path)
+    } else {
+      x.row(5) += Eigen::RowVector3d(0.0, -0.12, 0.0);  // some tetrahedra turned inside out
+      int inverted = 0;
+      for (const auto& T : s.tets) {
+        Eigen::Matrix3d D, R;
+        for (int j = 0; j < 3; ++j) {
+          D.col(j) = (x.row(T[std::size_t(j) + 1]) - x.row(T[0])).transpose();
+          R.col(j) = s.rest[std::size_t(T[std::size_t(j) + 1])] - s.rest[std::size_t(T[0])];
+        }
+        inverted += D.determinant() * R.determinant() < 0;
+      }
+      EXPECT_GT(inverted, 0);
+    }
+    PdMatrix one(Eigen::Index(c.rows()), 3);
+    for (std::size_t k = 0; k < c.size(); ++k) c.project(k, x, one);
+    const bool was = CpuExecutor::simd_enabled();
+    for (bool simd : {true, false}) {
+      CpuExecutor::set_simd(simd);
+      PdMatrix batched = PdMatrix::Constant(Eigen::Index(c.rows()), 3, std::nan(""));
+      pd_local(CpuExecutor(2), c.view(), x.data(), batched.data());
+      for (Eigen::Index r = 0; r < batched.rows(); ++r)
+        for (int k = 0; k < 3; ++k)
+          ASSERT_EQ(batched(r, k), one(r, k)) << (cloth ? "cloth" : "cube") << ", row " << r << ", simd " << simd;
+    }
+    CpuExecutor::set_simd(was);
   }
-  CpuExecutor::set_simd(was);
 }
 
 TEST(PdIterations, LowerTheObjectiveMonotonically) {

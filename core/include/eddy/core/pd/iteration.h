@@ -5,8 +5,8 @@
 // the device, without Eigen.
 //
 //   pd_local   every constraint's projection at x into p (its rows):
-//              triangles four to a thread in lanes (AVX2 on the CPU through
-//              for_each_simd), the other constraints one each;
+//              triangles and tetrahedra four to a thread in lanes (AVX2 on
+//              the CPU through for_each_simd), the other constraints one each;
 //   pd_rhs     b = M/h^2 y + G^T W p + the contact slots' terms, per node;
 //   pd_sweep   one Jacobi sweep with b computed in the same pass, under-
 //              relaxed and Chebyshev-accelerated (Wang 2015), per node.
@@ -55,9 +55,10 @@ struct PdNodeSlot {
 // The system's arrays (host or device pointers). Positions and the other
 // per-node or per-row arrays are row-major n x 3 (x[3 i + k]).
 struct PdView {
-  uint32_t nodes = 0, constraints = 0, rows = 0, tris = 0, others = 0, slots = 0;
+  uint32_t nodes = 0, constraints = 0, rows = 0, tris = 0, tets = 0, others = 0, slots = 0;
   const PdConstraint* c = nullptr;
   const uint32_t* tri_ids = nullptr;    // the constraints of kind Tri
+  const uint32_t* tet_ids = nullptr;    // of kind Tet
   const uint32_t* other_ids = nullptr;  // the rest
   const uint32_t* row_start = nullptr;  // G, CSR over rows
   const int32_t* row_node = nullptr;
@@ -76,6 +77,7 @@ struct PdView {
 };
 
 constexpr int kPdTriLanes = 4;
+constexpr int kPdTetLanes = 4;
 
 // Row r of G x.
 EDDY_HD_INLINE void pd_row(const PdView& v, uint32_t r, const double* x, double* out) {
@@ -134,13 +136,45 @@ EDDY_HD_INLINE double pd_project_one(const PdView& v, uint32_t k, const double* 
   return 0;
 }
 
+// Four tetrahedra's projections (from batch's first): their F^T F
+// diagonalised in lanes, the rest of each one by one (the same bits as
+// pd_project_one).
+EDDY_HD_INLINE void pd_project_tets(const PdView& v, uint32_t first, const double* x, double* p) {
+  const uint32_t n = v.tets - first < uint32_t(kPdTetLanes) ? v.tets - first : uint32_t(kPdTetLanes);
+  double F[kPdTetLanes][9], C[9][kPdTetLanes], V[9][kPdTetLanes], l[3][kPdTetLanes];
+  for (uint32_t k = 0; k < uint32_t(kPdTetLanes); ++k) {
+    const PdConstraint& c = v.c[v.tet_ids[first + (k < n ? k : n - 1)]];  // a short batch repeats its last
+    double col[3], g[9];
+    for (int j = 0; j < 3; ++j) {
+      pd_row(v, c.row + uint32_t(j), x, col);
+      for (int i = 0; i < 3; ++i) F[k][3 * i + j] = col[i];
+    }
+    pd::gram3(F[k], g);
+    for (int i = 0; i < 9; ++i) C[i][k] = g[i];
+  }
+  pd::sym3_eigen_lanes<kPdTetLanes>(C, V, l);
+  for (uint32_t k = 0; k < n; ++k) {
+    const PdConstraint& c = v.c[v.tet_ids[first + k]];
+    double Vk[9], U[9], sigma[3], P[9];
+    for (int i = 0; i < 9; ++i) Vk[i] = V[i][k];
+    pd::svd_from_v<3>(F[k], Vk, U, sigma);
+    pd::element_projection_svd<3>(U, sigma, Vk, c.lo, c.hi, c.volume_share, P);
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i) p[3 * int64_t(c.row + uint32_t(j)) + i] = P[3 * i + j];
+  }
+}
+
 // The local step: every constraint projected at x into p.
 template <class Exec>
 void pd_local(const Exec& ex, const PdView& v, const double* x, double* p) {
-  const uint32_t nb = (v.tris + kPdTriLanes - 1) / kPdTriLanes;
-  ex.for_each_simd(nb + v.others, [=] EDDY_HD(uint32_t job) {
+  const uint32_t nb = (v.tris + kPdTriLanes - 1) / kPdTriLanes, nt = (v.tets + kPdTetLanes - 1) / kPdTetLanes;
+  ex.for_each_simd(nb + nt + v.others, [=] EDDY_HD(uint32_t job) {
+    if (job >= nb + nt) {
+      pd_project_one(v, v.other_ids[job - nb - nt], x, p);
+      return;
+    }
     if (job >= nb) {
-      pd_project_one(v, v.other_ids[job - nb], x, p);
+      pd_project_tets(v, (job - nb) * kPdTetLanes, x, p);
       return;
     }
     const uint32_t first = job * kPdTriLanes;
@@ -284,6 +318,7 @@ class PdIterationsOn final : public PdDeviceIterations {
     const uint32_t n = h.nodes;
     if (changed & kStructure) {
       ex_.upload(tri_ids_, h.tri_ids, h.tris);
+      ex_.upload(tet_ids_, h.tet_ids, h.tets);
       ex_.upload(other_ids_, h.other_ids, h.others);
       ex_.upload(row_start_, h.row_start, h.rows + 1);
       ex_.upload(row_node_, h.row_node, h.row_start[h.rows]);
@@ -306,6 +341,7 @@ class PdIterationsOn final : public PdDeviceIterations {
     view_ = h;
     view_.c = c_.data();
     view_.tri_ids = tri_ids_.data();
+    view_.tet_ids = tet_ids_.data();
     view_.other_ids = other_ids_.data();
     view_.row_start = row_start_.data();
     view_.row_node = row_node_.data();
@@ -352,7 +388,7 @@ class PdIterationsOn final : public PdDeviceIterations {
   Exec ex_;
   PdView view_;
   Vector<PdConstraint> c_;
-  Vector<uint32_t> tri_ids_, other_ids_, row_start_, node_slot_start_;
+  Vector<uint32_t> tri_ids_, tet_ids_, other_ids_, row_start_, node_slot_start_;
   Vector<int32_t> row_node_;
   Vector<int> gtw_start_, gtw_col_, a_start_, a_col_;
   Vector<double> row_coef_, gtw_val_, a_val_, diag_, mass_h2_;

@@ -27,56 +27,88 @@ EDDY_HD_INLINE double clamp(double v, double lo, double hi) { return v < lo ? lo
 
 // C (symmetric 3x3, row-major; overwritten) = V diag(l) V^T by cyclic
 // Jacobi rotations, l descending, V a proper rotation (its columns the
-// eigenvectors). A pair is rotated while its off-diagonal entry exceeds
-// round-off against its diagonal (which keeps small eigenvalues' vectors
-// accurate); a sweep without a rotation ends it.
-EDDY_HD_INLINE void sym3_eigen(double* C, double* V, double* l) {
-  for (int i = 0; i < 9; ++i) V[i] = i % 4 == 0 ? 1.0 : 0.0;
+// eigenvectors), in lanes (one matrix each: C[i][l] is entry i of lane l's).
+// A pair is rotated while its off-diagonal entry exceeds round-off against
+// its diagonal (which keeps small eigenvalues' vectors accurate); a sweep
+// without a rotation ends a lane. The lanes are free of branches (a lane
+// that skips a pair, or has finished, takes the identity rotation, which
+// changes none of its bits), so four tetrahedra run at once under AVX2 and
+// one alone (L = 1) gets the bits it gets in a batch.
+template <int L>
+EDDY_HD_INLINE void sym3_eigen_lanes(double (*C)[L], double (*V)[L], double (*l)[L]) {
+  for (int i = 0; i < 9; ++i)
+    for (int k = 0; k < L; ++k) V[i][k] = i % 4 == 0 ? 1.0 : 0.0;
+  bool active[L];
+  for (int k = 0; k < L; ++k) active[k] = true;
   for (int sweep = 0; sweep < 40; ++sweep) {
-    bool rotated = false;
+    bool rotated[L];
+    for (int k = 0; k < L; ++k) rotated[k] = false;
     for (int pair = 0; pair < 3; ++pair) {
-      const int p = pair == 2 ? 1 : 0, q = pair == 0 ? 1 : 2;
-      const double apq = C[3 * p + q], app = C[3 * p + p], aqq = C[3 * q + q];
-      if (apq == 0 || fabs(apq) <= 1e-18 * sqrt(fabs(app * aqq))) continue;
-      rotated = true;
-      const double theta = (aqq - app) / (2 * apq);
-      const double t = fabs(theta) > 1e100 ? 0.5 / theta
-                                           : (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
-      const double c = 1 / sqrt(t * t + 1), s = t * c;
-      C[3 * p + p] = app - t * apq;
-      C[3 * q + q] = aqq + t * apq;
-      C[3 * p + q] = C[3 * q + p] = 0;
-      const int r = 3 - p - q;
-      const double arp = C[3 * r + p], arq = C[3 * r + q];
-      C[3 * r + p] = C[3 * p + r] = c * arp - s * arq;
-      C[3 * r + q] = C[3 * q + r] = s * arp + c * arq;
-      for (int k = 0; k < 3; ++k) {
-        const double vp = V[3 * k + p], vq = V[3 * k + q];
-        V[3 * k + p] = c * vp - s * vq;
-        V[3 * k + q] = s * vp + c * vq;
-      }
-    }
-    if (!rotated) break;
-  }
-  for (int i = 0; i < 3; ++i) l[i] = C[4 * i];
-  // Descending, by swaps of columns; each swap flips det V, so the last
-  // column's sign is put back at the end.
-  for (int a = 0; a < 2; ++a)
-    for (int b = 2; b > a; --b)
-      if (l[b] > l[b - 1]) {
-        const double tl = l[b];
-        l[b] = l[b - 1];
-        l[b - 1] = tl;
-        for (int k = 0; k < 3; ++k) {
-          const double tv = V[3 * k + b];
-          V[3 * k + b] = V[3 * k + b - 1];
-          V[3 * k + b - 1] = tv;
+      const int p = pair == 2 ? 1 : 0, q = pair == 0 ? 1 : 2, r = 3 - p - q;
+      for (int k = 0; k < L; ++k) {
+        const double apq = C[3 * p + q][k], app = C[3 * p + p][k], aqq = C[3 * q + q][k];
+        const bool rotate = active[k] && apq != 0 && fabs(apq) > 1e-18 * sqrt(fabs(app * aqq));
+        rotated[k] = rotated[k] || rotate;
+        const double theta = rotate ? (aqq - app) / (2 * apq) : 0.0;
+        const double t = !rotate ? 0.0
+                         : fabs(theta) > 1e100
+                             ? 0.5 / theta
+                             : (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        const double c = 1 / sqrt(t * t + 1), s = t * c;
+        C[3 * p + p][k] = app - t * apq;
+        C[3 * q + q][k] = aqq + t * apq;
+        C[3 * p + q][k] = C[3 * q + p][k] = rotate ? 0.0 : apq;
+        const double arp = C[3 * r + p][k], arq = C[3 * r + q][k];
+        C[3 * r + p][k] = C[3 * p + r][k] = c * arp - s * arq;
+        C[3 * r + q][k] = C[3 * q + r][k] = s * arp + c * arq;
+        for (int m = 0; m < 3; ++m) {
+          const double vp = V[3 * m + p][k], vq = V[3 * m + q][k];
+          V[3 * m + p][k] = c * vp - s * vq;
+          V[3 * m + q][k] = s * vp + c * vq;
         }
       }
-  const double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
-                     V[2] * (V[3] * V[7] - V[4] * V[6]);
-  if (det < 0)
-    for (int k = 0; k < 3; ++k) V[3 * k + 2] = -V[3 * k + 2];
+    }
+    bool any = false;
+    for (int k = 0; k < L; ++k) {
+      active[k] = active[k] && rotated[k];
+      any = any || active[k];
+    }
+    if (!any) break;
+  }
+  for (int k = 0; k < L; ++k) {
+    double lk[3], Vk[9];
+    for (int i = 0; i < 3; ++i) lk[i] = C[4 * i][k];
+    for (int i = 0; i < 9; ++i) Vk[i] = V[i][k];
+    // Descending, by swaps of columns; each swap flips det V, so the last
+    // column's sign is put back at the end.
+    for (int a = 0; a < 2; ++a)
+      for (int b = 2; b > a; --b)
+        if (lk[b] > lk[b - 1]) {
+          const double tl = lk[b];
+          lk[b] = lk[b - 1];
+          lk[b - 1] = tl;
+          for (int m = 0; m < 3; ++m) {
+            const double tv = Vk[3 * m + b];
+            Vk[3 * m + b] = Vk[3 * m + b - 1];
+            Vk[3 * m + b - 1] = tv;
+          }
+        }
+    const double det = Vk[0] * (Vk[4] * Vk[8] - Vk[5] * Vk[7]) - Vk[1] * (Vk[3] * Vk[8] - Vk[5] * Vk[6]) +
+                       Vk[2] * (Vk[3] * Vk[7] - Vk[4] * Vk[6]);
+    if (det < 0)
+      for (int m = 0; m < 3; ++m) Vk[3 * m + 2] = -Vk[3 * m + 2];
+    for (int i = 0; i < 3; ++i) l[i][k] = lk[i];
+    for (int i = 0; i < 9; ++i) V[i][k] = Vk[i];
+  }
+}
+
+// One symmetric 3x3 (sym3_eigen_lanes with one lane).
+EDDY_HD_INLINE void sym3_eigen(double* C, double* V, double* l) {
+  double c[9][1], v[9][1], e[3][1];
+  for (int i = 0; i < 9; ++i) c[i][0] = C[i];
+  sym3_eigen_lanes<1>(c, v, e);
+  for (int i = 0; i < 9; ++i) V[i] = v[i][0];
+  for (int i = 0; i < 3; ++i) l[i] = e[i][0];
 }
 
 // Some unit vector normal to the unit vector u.
@@ -95,12 +127,21 @@ EDDY_HD_INLINE void any_normal(const double* u, double* n) {
 // F (3 x K) = U diag(s) V^T: U (3 x K, orthonormal columns; for K = 3 a
 // proper rotation), V (K x K, a proper rotation), s descending in
 // magnitude, s[2] signed as det F. Row-major throughout.
+// F^T F of a 3x3 F (row-major).
+EDDY_HD_INLINE void gram3(const double* F, double* C) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) C[3 * i + j] = F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j];
+}
+
+// U and s of F = U diag(s) V^T given V: F V's columns orthonormalised in order.
+template <int K>
+EDDY_HD_INLINE void svd_from_v(const double* F, const double* V, double* U, double* s);
+
 template <int K>
 EDDY_HD_INLINE void signed_svd(const double* F, double* U, double* s, double* V) {
   if constexpr (K == 3) {
     double C[9], l[3];
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) C[3 * i + j] = F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j];
+    gram3(F, C);
     sym3_eigen(C, V, l);
   } else {
     // The 2x2 F^T F in closed form.
@@ -116,6 +157,11 @@ EDDY_HD_INLINE void signed_svd(const double* F, double* U, double* s, double* V)
     }
     V[0] = x, V[1] = -y, V[2] = y, V[3] = x;
   }
+  svd_from_v<K>(F, V, U, s);
+}
+
+template <int K>
+EDDY_HD_INLINE void svd_from_v(const double* F, const double* V, double* U, double* s) {
   // B = F V, column by column, orthonormalised in order.
   double B[3][3];
   for (int j = 0; j < K; ++j)
@@ -286,11 +332,11 @@ EDDY_HD_INLINE void walk_onto_unit_product(double* s) {
 // the strain target's stretches clamped to [lo, hi], the volume target's of
 // unit product. Writes the blended target (1 - share) P_s + share P_v to P
 // (3 x K) and returns the energy over the weight, ((1 - share) |sigma -
-// strain|^2 + share |sigma - volume|^2) / 2.
+// strain|^2 + share |sigma - volume|^2) / 2. From F's signed SVD:
 template <int K>
-EDDY_HD_INLINE double element_projection_general(const double* F, double lo, double hi, double share, double* P) {
-  double U[3 * K], sigma[K], V[K * K], strain[K], volume[K], target[K];
-  signed_svd<K>(F, U, sigma, V);
+EDDY_HD_INLINE double element_projection_svd(const double* U, const double* sigma, const double* V, double lo,
+                                             double hi, double share, double* P) {
+  double strain[K], volume[K], target[K];
   double es = 0;
   for (int i = 0; i < K; ++i) {
     strain[i] = clamp(sigma[i], lo, hi);
@@ -317,6 +363,14 @@ EDDY_HD_INLINE double element_projection_general(const double* F, double lo, dou
       P[K * i + j] = sum;
     }
   return 0.5 * e;
+}
+
+// and from F.
+template <int K>
+EDDY_HD_INLINE double element_projection_general(const double* F, double lo, double hi, double share, double* P) {
+  double U[3 * K], sigma[K], V[K * K];
+  signed_svd<K>(F, U, sigma, V);
+  return element_projection_svd<K>(U, sigma, V, lo, hi, share, P);
 }
 
 // Triangles' projections in lanes (one triangle each), without their left

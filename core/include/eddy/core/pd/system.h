@@ -92,7 +92,7 @@ class PdConstraints {
   void add_entry(int32_t node, double coef);
   void end_row() { row_start_.push_back(uint32_t(node_.size())); }
   std::vector<PdConstraint> c_;
-  std::vector<uint32_t> tris_, others_;  // the constraints of kind Tri, and the rest
+  std::vector<uint32_t> tris_, tets_, others_;  // the constraints of kind Tri, of kind Tet, and the rest
   std::vector<uint32_t> row_start_{0};  // CSR over rows
   std::vector<int32_t> node_;
   std::vector<double> coef_;
