@@ -120,7 +120,9 @@ TEST(Kernels, BatchedScalarsEqualThePerPairOnes) {
         if (std::isnan(r2s[b + l])) {  // what the per-pair form gives: NaN (poly6, spiky) or 0 (cubic)
           EXPECT_TRUE(std::isnan(s.w) ? std::isnan(w[l]) : w[l] == s.w) << "kind " << kind;
           EXPECT_TRUE(std::isnan(s.g) ? std::isnan(g[l]) : g[l] == s.g) << "kind " << kind;
-          if (kind == 0) EXPECT_TRUE(std::isnan(w[l]) && std::isnan(g[l]));
+          if (kind == 0) {
+            EXPECT_TRUE(std::isnan(w[l]) && std::isnan(g[l]));
+          }
           continue;
         }
         EXPECT_EQ(w[l], s.w) << "kind " << kind << " r2 " << r2s[b + l];
