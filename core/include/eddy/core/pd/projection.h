@@ -206,25 +206,57 @@ EDDY_HD_INLINE void svd_from_v(const double* F, const double* V, double* U, doub
 // leave it) find the crossing, from the uniform scaling sqrt(a / b), on
 // either branch of the Lagrange condition. A step below 1e-9 of s ends it
 // (Newton's next would be round-off).
+// In lanes: root[l] for lane l's (a[l], b[l]) where active[l]; ok[l] false
+// where its steps did not settle (the bracket closed first, or 200 steps).
+// A lane that has converged keeps its root while the others go on, and the
+// loops are free of branches, so one lane alone gets the bits of a batch.
+template <int L>
+EDDY_HD_INLINE void unit_product_2_lanes(const double* a, const double* b, const bool* active, double* root,
+                                         bool* ok) {
+  double s[L], lo[L], hi[L];
+  bool done[L];
+  bool all = true;
+  for (int l = 0; l < L; ++l) {
+    lo[l] = 0;
+    hi[l] = dmax(a[l], 1 / b[l]);
+    s[l] = sqrt(a[l] / b[l]);
+    root[l] = 1;
+    ok[l] = true;
+    done[l] = !active[l];
+    all = all && done[l];
+  }
+  for (int it = 0; it < 200 && !all; ++it) {
+    all = true;
+    for (int l = 0; l < L; ++l) {
+      const double A = a[l], B = b[l], x = s[l];
+      const double ps = ((x - A) * x * x) * x + B * x - 1, dp = (4 * x - 3 * A) * x * x + B;
+      const double nlo = ps < 0 ? x : lo[l], nhi = ps < 0 ? hi[l] : x;
+      const double step = dp > 0 ? ps / dp : 0.0;
+      const bool conv = dp > 0 && fabs(step) <= 1e-9 * x;
+      double next = x - step;
+      next = !(dp > 0) || !(next > nlo && next < nhi) ? 0.5 * (nlo + nhi) : next;
+      const bool stuck = !(nhi - nlo > 1e-15 * nhi);  // the bracket closed without convergence
+      const bool was = done[l];
+      root[l] = was ? root[l] : (conv ? x - step : root[l]);
+      ok[l] = ok[l] && (was || conv || !stuck);
+      done[l] = was || conv || stuck;
+      lo[l] = was ? lo[l] : nlo;
+      hi[l] = was ? hi[l] : nhi;
+      s[l] = was ? x : next;
+      all = all && done[l];
+    }
+  }
+  if (!all)
+    for (int l = 0; l < L; ++l) ok[l] = ok[l] && done[l];
+}
+
 EDDY_HD_INLINE bool unit_product_2(double a, double b, double* out) {
   if (!(b > 0) || !(a >= b)) return false;
-  double lo = 0, hi = dmax(a, 1 / b);
-  double s = sqrt(a / b);
-  for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
-    const double ps = ((s - a) * s * s) * s + b * s - 1, dp = (4 * s - 3 * a) * s * s + b;
-    if (ps < 0) lo = s;
-    else hi = s;
-    const double step = dp > 0 ? ps / dp : 0;
-    if (dp > 0 && fabs(step) <= 1e-9 * s) {
-      out[0] = s - step;
-      out[1] = 1 / (s - step);
-      return true;
-    }
-    double next = s - step;
-    if (!(dp > 0) || !(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    s = next;
-  }
-  return false;
+  const bool active = true;
+  bool ok;
+  unit_product_2_lanes<1>(&a, &b, &active, out, &ok);
+  out[1] = 1 / out[0];
+  return ok;
 }
 
 // Stretches s of product 1 nearest to sigma: s_i = (sigma_i + sqrt(sigma_i^2
@@ -378,8 +410,7 @@ EDDY_HD_INLINE double element_projection_general(const double* F, double lo, dou
 // closed form), P = U diag(t) V^T = F V diag(t / sigma) V^T, and
 // V diag(c) V^T = c2 I + (c1 - c2) v1 v1^T: three square roots and a few
 // divisions, where the general path also builds U. The area target is
-// unit_product_2's, with its Newton steps kept in their brackets lane by
-// lane (a lane that has converged keeps its root while the others go on).
+// unit_product_2's, its lanes'.
 // Every lane loop is free of branches, so that compiled for AVX2 (the
 // executor's for_each_simd) it runs four triangles at once; each lane does
 // the same IEEE operations (no fused multiply-add) whatever the width, so
@@ -420,38 +451,11 @@ EDDY_HD_INLINE void triangle_lanes(TriLanes<L>& t) {
     t.e[l] = (1 - t.share[l]) * ((s1[l] - t1[l]) * (s1[l] - t1[l]) + (s2[l] - t2[l]) * (s2[l] - t2[l]));
   }
   // The area target (s, 1/s), as unit_product_2 finds it, lane by lane.
-  double s[L], lo[L], hi[L], root[L];
-  bool done[L];
-  bool all = true;
-  for (int l = 0; l < L; ++l) {
-    lo[l] = 0;
-    hi[l] = dmax(s1[l], 1 / s2[l]);
-    s[l] = sqrt(s1[l] / s2[l]);
-    root[l] = 1;
-    done[l] = !(t.share[l] > 0);  // no area term: nothing to solve
-    all = all && done[l];
-  }
-  for (int it = 0; it < 200 && !all; ++it) {
-    all = true;
-    for (int l = 0; l < L; ++l) {
-      const double A = s1[l], B = s2[l], x = s[l];
-      const double ps = ((x - A) * x * x) * x + B * x - 1, dp = (4 * x - 3 * A) * x * x + B;
-      const double nlo = ps < 0 ? x : lo[l], nhi = ps < 0 ? hi[l] : x;
-      const double step = dp > 0 ? ps / dp : 0.0;
-      const bool conv = dp > 0 && fabs(step) <= 1e-9 * x;
-      double next = x - step;
-      next = !(dp > 0) || !(next > nlo && next < nhi) ? 0.5 * (nlo + nhi) : next;
-      const bool stuck = !(nhi - nlo > 1e-15 * nhi);  // the bracket closed without convergence
-      const bool was = done[l];
-      root[l] = was ? root[l] : (conv ? x - step : root[l]);
-      t.ok[l] = t.ok[l] && (was || conv || !stuck);
-      done[l] = was || conv || stuck;
-      lo[l] = was ? lo[l] : nlo;
-      hi[l] = was ? hi[l] : nhi;
-      s[l] = was ? x : next;
-      all = all && done[l];
-    }
-  }
+  double root[L];
+  bool area_lane[L], settled[L];
+  for (int l = 0; l < L; ++l) area_lane[l] = t.share[l] > 0;  // no area term: nothing to solve
+  unit_product_2_lanes<L>(s1, s2, area_lane, root, settled);
+  for (int l = 0; l < L; ++l) t.ok[l] = t.ok[l] && settled[l];
   for (int l = 0; l < L; ++l) {
     const double share = t.share[l];
     const double u1 = root[l], u2 = 1 / root[l];
@@ -467,8 +471,6 @@ EDDY_HD_INLINE void triangle_lanes(TriLanes<L>& t) {
       t.p[3 + k][l] = m01 * t.f[k][l] + m11 * t.f[3 + k][l];
     }
   }
-  if (!all)
-    for (int l = 0; l < L; ++l) t.ok[l] = t.ok[l] && done[l];
 }
 
 // One element's projection (row-major F and P, 3 x K): a triangle by its
