@@ -11,6 +11,8 @@
 //
 //   build/bin/eddy_bench_surfacing [particles] [--quick: the band engine only]
 //                                  [--only r|r/2: the isotropic band engine at that voxel, for profiling]
+//                                  [--plain-malloc: without malloc on huge pages, which the eddy command
+//                                   and this bench otherwise restart themselves with]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "eddy/core/huge_pages.h"
 #include "eddy/core/io.h"
 #include "eddy/core/mesh.h"
 #include "eddy/surfacing/surfacing.h"
@@ -36,6 +39,11 @@ static double peak_rss_bytes() {
 }
 
 int main(int argc, char** argv) {
+  // As the eddy command does (app/src/main.cpp), unless --plain-malloc asks
+  // for the comparison without it.
+  bool plain_malloc = false;
+  for (int a = 1; a < argc; ++a) plain_malloc |= std::string(argv[a]) == "--plain-malloc";
+  const bool huge_malloc = !plain_malloc && eddy::restart_with_huge_page_malloc(argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines as they come, also into a file
   std::size_t n = 1000000;
   bool quick = false;
@@ -43,6 +51,7 @@ int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     if (std::string(argv[a]) == "--quick") quick = true;
     else if (std::string(argv[a]) == "--only" && a + 1 < argc) only = argv[++a];
+    else if (std::string(argv[a]) == "--plain-malloc") continue;
     else n = std::size_t(std::atof(argv[a]));
   }
   const float r = 0.01f, s = 2 * r;
@@ -63,8 +72,8 @@ int main(int argc, char** argv) {
   for (; k < p.size(); ++k) P[k] = vec3(u(rng) * L, L + 0.05f + u(rng) * 0.5f * L, u(rng) * L);
   for (std::size_t i = 0; i < p.size(); ++i) p.v()[i] = vec3(u(rng) - 0.5f, u(rng) - 0.5f, u(rng) - 0.5f);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  std::printf("surfacing %zu particles (%zu block, %zu splash), r = %.3f m, %u cores\n", p.size(), block, splash, r,
-              cores);
+  std::printf("surfacing %zu particles (%zu block, %zu splash), r = %.3f m, %u cores, malloc on %s\n", p.size(),
+              block, splash, r, cores, huge_malloc ? "huge pages" : "4 KiB pages (--plain-malloc or no glibc)");
 
   LiquidSdfParams lp;  // defaults: influence 3 r, Gaussian x4
   auto run = [&](const char* name, double dx, bool reference, LiquidSdfEngine engine,

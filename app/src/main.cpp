@@ -20,6 +20,7 @@
 #include "farm.h"
 #include "server.h"
 #include "eddy/core/error.h"
+#include "eddy/core/huge_pages.h"
 
 namespace {
 std::string exe_path() {
@@ -30,6 +31,9 @@ std::string exe_path() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // malloc on huge pages (OpenVDB's leaves, volumeToMesh): 15-20 % off a
+  // frame of a million particles at Dx = r/2 (bench/bench_surfacing.cpp).
+  eddy::restart_with_huge_page_malloc(argv);
   CLI::App app{"Eddy: node graphs for liquid simulation and surfacing"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "eddy 0.1.0");

@@ -3,8 +3,15 @@
 // Linux kernel that grants them, huge pages actually backing it.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <vector>
 #include <sstream>
 #include <string>
 
@@ -81,5 +88,89 @@ TEST(HugePages, LargeVectorsSitOnHugePagesWhereTheKernelOffersThem) {
   const long wkb = anon_huge_kb(w.data(), w.size() * sizeof(float));
   ASSERT_GE(wkb, 0);
   EXPECT_GE(wkb, 8 * 2048) << "THP mode " << m;
+}
+
+static bool thp_offered(std::string* mode) {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  return f && std::getline(f, *mode) && mode->find("[never]") == std::string::npos;
+}
+
+// What the restarted program sees: run by the test below in a copy of this
+// test binary that restart_with_huge_page_malloc started anew; it writes
+// GLIBC_TUNABLES, what a second call returns, and the kB of huge pages
+// under 64 MiB of 2 KiB mallocs (OpenVDB's leaves are that size) to the
+// file named in EDDY_TEST_RESTART_OUT. Run on its own, it does nothing.
+TEST(HugePageMalloc, ReportsWhatTheRestartedProgramSees) {
+  const char* out = std::getenv("EDDY_TEST_RESTART_OUT");
+  if (!out) GTEST_SKIP() << "run by RestartsOnceWithTheTunableAdded";
+  const char* t = std::getenv("GLIBC_TUNABLES");
+  char* argv[] = {const_cast<char*>("/proc/self/exe"), nullptr};
+  const bool again = restart_with_huge_page_malloc(argv);  // must not exec again
+  std::vector<std::unique_ptr<char[]>> leaves;
+  char* lo = nullptr;
+  char* hi = nullptr;
+  for (int i = 0; i < 32768; ++i) {
+    leaves.emplace_back(new char[2048]);
+    char* p = leaves.back().get();
+    for (int k = 0; k < 2048; k += 512) p[k] = char(i);
+    lo = lo && lo < p ? lo : p;
+    hi = hi && hi > p ? hi : p + 2048;
+  }
+  std::ofstream f(out);
+  f << (t ? t : "") << "\n" << again << "\n" << anon_huge_kb(lo, std::size_t(hi - lo)) << "\n";
+}
+
+TEST(HugePageMalloc, RestartsOnceWithTheTunableAdded) {
+  std::string mode;
+  const char* self = "/proc/self/exe";
+  const std::string out = ::testing::TempDir() + "eddy_restart_" + std::to_string(getpid()) + ".txt";
+  auto restart = [&](const char* tunables) {
+    std::remove(out.c_str());
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setenv("EDDY_TEST_RESTART_OUT", out.c_str(), 1);
+      unsetenv("EDDY_MALLOC_HUGE_PAGES");
+      if (tunables) setenv("GLIBC_TUNABLES", tunables, 1);
+      else unsetenv("GLIBC_TUNABLES");
+      char* argv[] = {const_cast<char*>(self),
+                      const_cast<char*>("--gtest_filter=HugePageMalloc.ReportsWhatTheRestartedProgramSees"), nullptr};
+      restart_with_huge_page_malloc(argv);
+      _exit(97);  // not restarted
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    std::ifstream f(out);
+    std::string env, again, kb;
+    std::getline(f, env);
+    std::getline(f, again);
+    std::getline(f, kb);
+    return std::vector<std::string>{env, again, kb};
+  };
+  const auto fresh = restart(nullptr);
+  EXPECT_EQ(fresh[0], "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(fresh[1], "1");  // in effect, and no second restart
+  // The user's own tunables are kept.
+  const auto kept = restart("glibc.malloc.arena_max=4");
+  EXPECT_EQ(kept[0], "glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1");
+  // Where the kernel offers huge pages, malloc's small blocks now sit on them.
+  std::printf("  restarted: GLIBC_TUNABLES=%s, 64 MiB of 2 KiB blocks on %s kB of huge pages\n", fresh[0].c_str(),
+              fresh[2].c_str());
+  if (thp_offered(&mode)) {
+    ASSERT_FALSE(fresh[2].empty());
+    EXPECT_GE(std::stol(fresh[2]), 16 * 2048) << "THP mode " << mode;  // half of the 64 MiB at least
+  }
+  // Turned off, or already decided by the user: no restart, and the answer says so.
+  setenv("EDDY_MALLOC_HUGE_PAGES", "0", 1);
+  char* argv[] = {const_cast<char*>(self), nullptr};
+  EXPECT_FALSE(restart_with_huge_page_malloc(argv));
+  unsetenv("EDDY_MALLOC_HUGE_PAGES");
+  const char* before = std::getenv("GLIBC_TUNABLES");
+  const std::string saved = before ? before : "";
+  setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0", 1);
+  EXPECT_FALSE(restart_with_huge_page_malloc(argv));
+  if (before) setenv("GLIBC_TUNABLES", saved.c_str(), 1);
+  else unsetenv("GLIBC_TUNABLES");
+  std::remove(out.c_str());
 }
 #endif

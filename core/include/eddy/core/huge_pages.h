@@ -99,4 +99,17 @@ struct HugePageAllocator {
 template <class T>
 using LargeVector = std::vector<T, HugePageAllocator<T>>;
 
+// The same for what reaches malloc from code Eddy does not own: OpenVDB
+// allocates every leaf's 2 KiB of values, and volumeToMesh its working
+// arrays, through malloc, which hands out fresh 4 KiB pages for them.
+// glibc (2.35 and later) puts its heaps on transparent huge pages only when
+// the tunable glibc.malloc.hugetlb=1 is set as the process starts. This
+// starts the program anew (execv of /proc/self/exe with the same arguments)
+// with that tunable added to GLIBC_TUNABLES, once: not where it is already
+// set, nor where EDDY_MALLOC_HUGE_PAGES is 0 (for debuggers), nor off Linux;
+// if the exec fails the program goes on as it is. Call it first thing in
+// main(), before any thread starts. Returns whether the tunable is in
+// effect (set before this process started).
+bool restart_with_huge_page_malloc(char** argv);
+
 }  // namespace eddy
