@@ -295,13 +295,11 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
       return d;
     };
     const double s0 = grad.dot(dv);
-    double alpha = 1.0;
-    if (s0 < 0 && slope(1.0, nullptr) > 0) {
+    double alpha = 1.0, dd = 0;
+    double s = s0 < 0 ? slope(1.0, &dd) : 0.0;
+    if (s0 < 0 && s > 0) {
       double lo = 0, hi = 1;
-      alpha = 1.0;
       for (int k = 0; k < 100; ++k) {
-        double dd = 0;
-        const double s = slope(alpha, &dd);
         if (std::abs(s) <= 1e-10 * std::abs(s0)) break;
         if (s > 0) hi = alpha;
         else lo = alpha;
@@ -309,6 +307,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
         if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
         alpha = next;
         if (hi - lo < 1e-14) break;
+        s = slope(alpha, &dd);
       }
     }
     v += alpha * dv;
