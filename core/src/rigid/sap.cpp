@@ -271,7 +271,8 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     // phi'(alpha) = dv^T M (v + alpha dv - v*) - sum gamma_i(alpha) . J_i dv
     // rises from phi'(0) = grad . dv < 0. A full step is taken when the
     // slope is still negative at alpha = 1, else its root is found by
-    // Newton's method kept inside a shrinking bracket.
+    // Newton's method kept inside a shrinking bracket, from the secant's
+    // root between alpha = 0 and 1.
     const Eigen::VectorXd Mdv = mul_M(dv);
     const double a0 = Mdv.dot(v - pb.v_star), a1 = Mdv.dot(dv);
     std::vector<Vec3d> vc0(rows.size()), dvc(rows.size());
@@ -303,7 +304,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
         if (std::abs(s) <= 1e-10 * std::abs(s0)) break;
         if (s > 0) hi = alpha;
         else lo = alpha;
-        double next = dd > 0 ? alpha - s / dd : 0.5 * (lo + hi);
+        double next = k == 0 ? s0 / (s0 - s) : dd > 0 ? alpha - s / dd : 0.5 * (lo + hi);
         if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
         alpha = next;
         if (hi - lo < 1e-14) break;
