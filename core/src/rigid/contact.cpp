@@ -2,6 +2,8 @@
 // distances (contact.h).
 #include "eddy/core/rigid/contact.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -321,43 +323,64 @@ double body_distance(const Bodies& B, std::size_t i, const Vec3d& p, Vec3d* norm
   return d;
 }
 
+// Runs f(k, out) for k in [0, n) in parallel, each into its own list, and
+// appends the lists to `out` in the order of k: the contacts come out as a
+// serial loop would give them, whatever the thread count.
+template <class F>
+void gather_in_order(std::size_t n, std::vector<BodyContact>& out, F f) {
+  std::vector<std::vector<BodyContact>> part(n);
+  if (n <= 8) {  // a task costs more than a few pairs
+    for (std::size_t k = 0; k < n; ++k) f(k, part[k]);
+  } else {
+    tbb::parallel_for(std::size_t(0), n, [&](std::size_t k) { f(k, part[k]); });
+  }
+  std::size_t total = out.size();
+  for (const auto& q : part) total += q.size();
+  out.reserve(total);
+  for (const auto& q : part) out.insert(out.end(), q.begin(), q.end());
+}
+
 void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, double time, double margin,
                    std::vector<BodyContact>& out) {
   out.clear();
   const std::size_t n = B.size();
   // World samples of every body, once.
   std::vector<WorldSamples> samples(n);
-  std::vector<Sample> local;
-  for (std::size_t i = 0; i < n; ++i) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 16), [&](const auto& r) {
+   for (std::size_t i = r.begin(); i != r.end(); ++i) {
+    std::vector<Sample> local;
     core_samples(B.geometry[i], local);
     for (const Sample& s : local) {
       samples[i].p.push_back(B.x[i] + B.q[i] * s.p);
       samples[i].cone.push_back(s.cone);
     }
-  }
+   }
+  });
   // Body pairs.
   std::vector<BoundsD> bounds(n);
   for (std::size_t i = 0; i < n; ++i) bounds[i] = body_bounds(B, i, 0.5 * margin);
-  for (const auto& [i, j] : overlapping_pairs(bounds)) {
+  const auto pairs = overlapping_pairs(bounds);
+  gather_in_order(pairs.size(), out, [&](std::size_t k, std::vector<BodyContact>& found) {
+    const auto [i, j] = pairs[k];
     const BodyGeometry &gi = B.geometry[std::size_t(i)], &gj = B.geometry[std::size_t(j)];
-    if (rounded(gi)) sample_against(B, i, j, samples[std::size_t(i)], margin, out);
-    else if (rounded(gj)) sample_against(B, j, i, samples[std::size_t(j)], margin, out);
+    if (rounded(gi)) sample_against(B, i, j, samples[std::size_t(i)], margin, found);
+    else if (rounded(gj)) sample_against(B, j, i, samples[std::size_t(j)], margin, found);
     if (!rounded(gi) && !rounded(gj)) {
       // Boxes and meshes sample each other both ways: a box with its corners
       // and its edges' deepest points, a mesh with its surface samples.
       auto both = [&](int s, int o) {
         if (B.geometry[std::size_t(s)].shape == BodyShape::Box)
-          sample_against(B, s, o, box_samples_against(B, s, o, margin), margin, out);
-        else sample_against(B, s, o, samples[std::size_t(s)], margin, out);
+          sample_against(B, s, o, box_samples_against(B, s, o, margin), margin, found);
+        else sample_against(B, s, o, samples[std::size_t(s)], margin, found);
       };
       both(i, j);
       both(j, i);
     }
     if (gi.shape == BodyShape::Capsule && gj.shape == BodyShape::Capsule) {
       // The axes' closest points, which the sampled points may straddle.
-      auto axis = [&](int k, Vec3d& p0, Vec3d& d) {
-        const Vec3d e = B.q[std::size_t(k)] * Vec3d(0, B.geometry[std::size_t(k)].half_height, 0);
-        p0 = B.x[std::size_t(k)] - e;
+      auto axis = [&](int m, Vec3d& p0, Vec3d& d) {
+        const Vec3d e = B.q[std::size_t(m)] * Vec3d(0, B.geometry[std::size_t(m)].half_height, 0);
+        p0 = B.x[std::size_t(m)] - e;
         d = 2.0 * e;
       };
       Vec3d p0, d1, q0, d2;
@@ -365,11 +388,11 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
       axis(j, q0, d2);
       double s = 0, t = 0;
       closest_on_segments(p0, d1, q0, d2, s, t);
-      sample_against(B, i, j, WorldSamples{{p0 + s * d1}, {Vec3d::Zero()}}, margin, out);
+      sample_against(B, i, j, WorldSamples{{p0 + s * d1}, {Vec3d::Zero()}}, margin, found);
     }
-  }
+  });
   // Bodies against colliders.
-  for (std::size_t i = 0; i < n; ++i) {
+  gather_in_order(n, out, [&](std::size_t i, std::vector<BodyContact>& found) {
     const double rs = core_radius(B.geometry[i]);
     const double reach = body_reach(B, i) + margin;
     for (std::size_t c = 0; c < colliders.size(); ++c) {
@@ -393,11 +416,11 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
           ct.phi = phi;
           const Vec3f u = collider_velocity(col, to_vec3f(ct.p), float(time));
           ct.u = to_vec3d(u);
-          out.push_back(ct);
+          found.push_back(ct);
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace eddy

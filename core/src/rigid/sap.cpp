@@ -2,9 +2,12 @@
 // solve with an exact line search (sap.h; Castro et al. 2022).
 #include "eddy/core/rigid/sap.h"
 
+#include <tbb/parallel_for.h>
+
 #include <Eigen/Sparse>
 #include <Eigen/SparseCholesky>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <unordered_map>
@@ -16,6 +19,44 @@ namespace eddy {
 namespace {
 
 using Mat36 = Eigen::Matrix<double, 3, 6>;
+
+// Runs f(i) for i in [0, n) on the threads TBB offers (a few contacts in
+// this thread: a task costs more than they do).
+template <class F>
+void each_row(std::size_t n, F f) {
+  if (n <= 64) {
+    for (std::size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 64), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
+  });
+}
+
+// The sums over i in [0, n) of the pairs f(i) adds into, in chunks of 256
+// added in order: the same bits whatever the thread count.
+template <class F>
+std::pair<double, double> sum_rows(std::size_t n, F f) {
+  constexpr std::size_t kChunk = 256;
+  const std::size_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<std::pair<double, double>> part(chunks, {0.0, 0.0});
+  auto chunk = [&](std::size_t c) {
+    double a = 0, b = 0;
+    for (std::size_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) f(i, a, b);
+    part[c] = {a, b};
+  };
+  if (chunks <= 1) {
+    for (std::size_t c = 0; c < chunks; ++c) chunk(c);
+  } else {
+    tbb::parallel_for(std::size_t(0), chunks, chunk);
+  }
+  std::pair<double, double> total{0.0, 0.0};
+  for (const auto& [a, b] : part) {
+    total.first += a;
+    total.second += b;
+  }
+  return total;
+}
 
 // One side of a contact: the body and its 3x6 Jacobian block (contact frame
 // from the body's v and w).
@@ -138,7 +179,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
   // Contacts: Jacobian blocks, Delassus estimate w = tr(W_ii) / 3 and the
   // regularisation.
   std::vector<Row> rows(pb.contacts.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  each_row(rows.size(), [&](std::size_t i) {
     const SapContact& c = pb.contacts[i];
     Row& r = rows[i];
     double trace = 0;
@@ -153,7 +194,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     r.bias = c.bias;
     r.mu = c.mu;
     r.reg = sap_regularisation(c, trace / 3.0, h, prm);
-  }
+  });
   const bool lagged = prm.model == SapModel::Lagged;
   // gamma(y) of a contact, and its derivative.
   auto project = [&](const Row& r, const Vec3d& y, Mat3d* dg) {
@@ -183,6 +224,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     pair_block[i] = it->second;
   }
   std::vector<Mat66> blocks(block_at.size());
+  std::vector<std::array<Mat66, 3>> terms(rows.size());  // a contact's J_p^T G J_p (p = 0, 1) and its pair block
   // The factorisation: 6x6 blocks (BlockCholesky), or Eigen's scalar
   // SimplicialLDLT of the same matrix, the reference.
   BlockCholesky chol;
@@ -195,7 +237,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
   std::vector<Vec3d> gamma(rows.size());
   std::vector<Mat3d> G(rows.size());
   auto impulses = [&](const Eigen::VectorXd& vel, bool with_hessian) {
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+    each_row(rows.size(), [&](std::size_t i) {
       const Row& r = rows[i];
       const Vec3d vc = contact_velocity(r, vel);
       const Vec3d rinv(1.0 / r.reg.Rt, 1.0 / r.reg.Rt, 1.0 / r.reg.Rn);
@@ -203,7 +245,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
       Mat3d dg;
       gamma[i] = project(r, y, with_hessian ? &dg : nullptr);
       if (with_hessian) G[i] = dg * rinv.asDiagonal();
-    }
+    });
   };
   // J^T gamma
   auto generalised = [&]() {
@@ -238,13 +280,21 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
       d.bottomRightCorner<3, 3>() = pb.inertia[std::size_t(b)];
     }
     for (std::size_t k = std::size_t(nb); k < blocks.size(); ++k) blocks[k].setZero();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+    // Each contact's blocks J_p^T G J_q in parallel, then added in the
+    // contacts' order (the bits of a serial loop).
+    each_row(rows.size(), [&](std::size_t i) {
       const Row& row = rows[i];
       for (int p = 0; p < row.sides; ++p) {
         const Eigen::Matrix<double, 6, 3> JtG = row.s[p].J.transpose() * G[i];
-        blocks[std::size_t(row.s[p].body)].noalias() += JtG * row.s[p].J;
-        if (row.sides == 2 && row.s[p].body > row.s[1 - p].body)
-          blocks[std::size_t(pair_block[i])].noalias() += JtG * row.s[1 - p].J;
+        terms[i][p].noalias() = JtG * row.s[p].J;
+        if (row.sides == 2 && row.s[p].body > row.s[1 - p].body) terms[i][2].noalias() = JtG * row.s[1 - p].J;
+      }
+    });
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& row = rows[i];
+      for (int p = 0; p < row.sides; ++p) {
+        blocks[std::size_t(row.s[p].body)] += terms[i][p];
+        if (row.sides == 2 && row.s[p].body > row.s[1 - p].body) blocks[std::size_t(pair_block[i])] += terms[i][2];
       }
     }
     if (prm.block_factorisation) {
@@ -276,24 +326,23 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     const Eigen::VectorXd Mdv = mul_M(dv);
     const double a0 = Mdv.dot(v - pb.v_star), a1 = Mdv.dot(dv);
     std::vector<Vec3d> vc0(rows.size()), dvc(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+    each_row(rows.size(), [&](std::size_t i) {
       vc0[i] = contact_velocity(rows[i], v);
       dvc[i] = contact_velocity(rows[i], dv) - rows[i].bias;
-    }
+    });
     auto slope = [&](double alpha, double* curvature) {
-      double d = a0 + alpha * a1, dd = a1;
-      for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto [d, dd] = sum_rows(rows.size(), [&](std::size_t i, double& di, double& ddi) {
         const Row& r = rows[i];
         const Vec3d rinv(1.0 / r.reg.Rt, 1.0 / r.reg.Rt, 1.0 / r.reg.Rn);
         const Vec3d y = rinv.cwiseProduct(Vec3d(0, 0, r.reg.vhat) - vc0[i] - alpha * dvc[i]);
         Mat3d dg;
         const Vec3d g = project(r, y, &dg);
-        d -= g.dot(dvc[i]);
-        dd += dvc[i].dot(dg * rinv.asDiagonal() * dvc[i]);
-      }
-      if (curvature) *curvature = dd;
+        di -= g.dot(dvc[i]);
+        ddi += dvc[i].dot(dg * rinv.asDiagonal() * dvc[i]);
+      });
+      if (curvature) *curvature = a1 + dd;
       ++stats.line_search_steps;
-      return d;
+      return a0 + alpha * a1 + d;
     };
     const double s0 = grad.dot(dv);
     double alpha = 1.0, dd = 0;

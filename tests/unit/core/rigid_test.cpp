@@ -3,6 +3,8 @@
 // cone projection against its closed form and its derivative against
 // finite differences, and the broad phase against all pairs.
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
 
 #include <cmath>
 #include <numbers>
@@ -368,6 +370,46 @@ TEST(BlockCholesky, SapStepsAsWithTheScalarFactorisation) {
   }
   std::printf("40 boxes after 0.3 s: velocities differ by %.3g m/s at most (fastest %.3g m/s)\n", dv, v);
   EXPECT_LT(dv, 1e-6 * std::max(v, 1.0));
+}
+
+// Contact detection and SAP's loops over contacts run on TBB's threads, in
+// chunks combined in a fixed order: the heap above steps to the same bits on
+// one thread as on all of them.
+TEST(RigidSolver, StepsToTheSameBitsOnOneThreadAsOnAll) {
+  auto run = [](int threads) {
+    tbb::global_control g(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
+    Bodies b;
+    BodyGeometry box;
+    box.half = Vec3d(0.05, 0.04, 0.06);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int k = 0; k < 60; ++k)
+      b.add("b" + std::to_string(k), box, 500.0, Vec3d(0.08 * (k % 4), 0.06 + 0.09 * (k / 4), 0.08 * ((k / 2) % 2)),
+            Quatd(Eigen::AngleAxisd(u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized())));
+    RigidSolver s(RigidParams{});
+    s.load(b);
+    Collider floor;
+    floor.type = ShapeType::Plane;
+    floor.friction = 0.5f;
+    s.set_colliders({floor});
+    std::size_t most = 0;
+    for (int k = 0; k < 300; ++k) {
+      s.step(1e-3f, float(k * 1e-3));
+      most = std::max(most, s.contacts().size());
+    }
+    return std::make_pair(s.bodies(), most);
+  };
+  const auto [one, contacts] = run(1);
+  const auto [all, contacts_all] = run(int(tbb::info::default_concurrency()));
+  EXPECT_GT(contacts, 300u);  // several of SAP's chunks of 256 contacts
+  EXPECT_EQ(contacts, contacts_all);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(one.x[i][k], all.x[i][k]) << "body " << i;
+      ASSERT_EQ(one.v[i][k], all.v[i][k]) << "body " << i;
+      ASSERT_EQ(one.w[i][k], all.w[i][k]) << "body " << i;
+    }
+  }
 }
 
 // A contact's stiffness and dissipation from its two surfaces': the
