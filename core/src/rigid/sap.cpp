@@ -20,11 +20,11 @@ namespace {
 
 using Mat36 = Eigen::Matrix<double, 3, 6>;
 
-// Runs f(i) for i in [0, n) on the threads TBB offers (a few contacts in
-// this thread: a task costs more than they do).
+// Runs f(i) for i in [0, n) on the threads TBB offers (up to 256 contacts
+// in this thread: waking a thread costs more than they do).
 template <class F>
 void each_row(std::size_t n, F f) {
-  if (n <= 64) {
+  if (n <= 256) {
     for (std::size_t i = 0; i < n; ++i) f(i);
     return;
   }
