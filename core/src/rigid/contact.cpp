@@ -347,14 +347,14 @@ void find_contacts(const Bodies& B, const std::vector<Collider>& colliders, doub
   // World samples of every body, once.
   std::vector<WorldSamples> samples(n);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 16), [&](const auto& r) {
-   for (std::size_t i = r.begin(); i != r.end(); ++i) {
     std::vector<Sample> local;
-    core_samples(B.geometry[i], local);
-    for (const Sample& s : local) {
-      samples[i].p.push_back(B.x[i] + B.q[i] * s.p);
-      samples[i].cone.push_back(s.cone);
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      core_samples(B.geometry[i], local);
+      for (const Sample& s : local) {
+        samples[i].p.push_back(B.x[i] + B.q[i] * s.p);
+        samples[i].cone.push_back(s.cone);
+      }
     }
-   }
   });
   // Body pairs.
   std::vector<BoundsD> bounds(n);

@@ -337,27 +337,32 @@ TEST(BlockCholesky, SolvesAsADenseFactorisationDoes) {
   }
 }
 
+// `count` boxes turned at random (seeded), four to a layer, falling onto a
+// floor of friction 0.5: a heap, which amplifies round-off from step to step.
+static void load_tumbling_boxes(RigidSolver& s, int count, unsigned seed) {
+  Bodies b;
+  BodyGeometry g;
+  g.half = Vec3d(0.05, 0.04, 0.06);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int k = 0; k < count; ++k)
+    b.add("b" + std::to_string(k), g, 500.0, Vec3d(0.08 * (k % 4), 0.06 + 0.09 * (k / 4), 0.08 * ((k / 2) % 2)),
+          Quatd(Eigen::AngleAxisd(u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized())));
+  s.load(b);
+  Collider floor;
+  floor.type = ShapeType::Plane;
+  floor.friction = 0.5f;
+  s.set_colliders({floor});
+}
+
 // SAP with the block factorisation takes the same steps as with Eigen's
 // scalar LDLT: 40 boxes tumbling into a heap for 300 steps, stepped both
 // ways, keep the same velocities within SAP's tolerance (1e-6 of the
 // momenta; a heap amplifies round-off from step to step).
 TEST(BlockCholesky, SapStepsAsWithTheScalarFactorisation) {
   auto run = [](bool block) {
-    Bodies b;
-    BodyGeometry g;
-    g.half = Vec3d(0.05, 0.04, 0.06);
-    std::mt19937 rng(2);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (int k = 0; k < 40; ++k)
-      b.add("b" + std::to_string(k), g, 500.0, Vec3d(0.08 * (k % 4), 0.06 + 0.09 * (k / 4), 0.08 * ((k / 2) % 2)),
-            Quatd(Eigen::AngleAxisd(u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized())));
-    RigidParams p;
-    RigidSolver s(p);
-    s.load(b);
-    Collider floor;
-    floor.type = ShapeType::Plane;
-    floor.friction = 0.5f;
-    s.set_colliders({floor});
+    RigidSolver s(RigidParams{});
+    load_tumbling_boxes(s, 40, 2);
     s.set_block_factorisation(block);
     for (int k = 0; k < 300; ++k) s.step(1e-3f, float(k * 1e-3));
     return s.bodies();
@@ -373,25 +378,13 @@ TEST(BlockCholesky, SapStepsAsWithTheScalarFactorisation) {
 }
 
 // Contact detection and SAP's loops over contacts run on TBB's threads, in
-// chunks combined in a fixed order: the heap above steps to the same bits on
+// chunks combined in a fixed order: a heap of 60 steps to the same bits on
 // one thread as on all of them.
 TEST(RigidSolver, StepsToTheSameBitsOnOneThreadAsOnAll) {
   auto run = [](int threads) {
     tbb::global_control g(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
-    Bodies b;
-    BodyGeometry box;
-    box.half = Vec3d(0.05, 0.04, 0.06);
-    std::mt19937 rng(3);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (int k = 0; k < 60; ++k)
-      b.add("b" + std::to_string(k), box, 500.0, Vec3d(0.08 * (k % 4), 0.06 + 0.09 * (k / 4), 0.08 * ((k / 2) % 2)),
-            Quatd(Eigen::AngleAxisd(u(rng), Vec3d(u(rng), u(rng), u(rng)).normalized())));
     RigidSolver s(RigidParams{});
-    s.load(b);
-    Collider floor;
-    floor.type = ShapeType::Plane;
-    floor.friction = 0.5f;
-    s.set_colliders({floor});
+    load_tumbling_boxes(s, 60, 3);
     std::size_t most = 0;
     for (int k = 0; k < 300; ++k) {
       s.step(1e-3f, float(k * 1e-3));
