@@ -31,8 +31,8 @@ std::string exe_path() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // malloc on huge pages (OpenVDB's leaves, volumeToMesh): 15-20 % off a
-  // frame of a million particles at Dx = r/2 (bench/bench_surfacing.cpp).
+  // malloc on huge pages (OpenVDB's leaves, volumeToMesh): about a tenth off
+  // a frame of a million particles at Dx = r/2 (bench/bench_surfacing.cpp).
   eddy::restart_with_huge_page_malloc(argv);
   CLI::App app{"Eddy: node graphs for liquid simulation and surfacing"};
   app.require_subcommand(1);
