@@ -8,10 +8,12 @@
 // Matrices are row-major arrays: F[3 * i + j] = F(i, j), j < K.
 //
 // The SVD is written here (not Eigen's JacobiSVD) because it runs in device
-// kernels: cyclic Jacobi rotations diagonalise F^T F (V), then F V's columns,
-// orthonormalised in order, give U (a proper rotation) and the singular
-// values, the last signed as det F (Irving et al. 2004's convention, which
-// turns an inverted element back). tests/unit/core/pd_test.cpp checks the
+// kernels; it is not mat3.h's svd3 (MPM's, in float on a Mat3f) because PD
+// works in double, needs the 3 x 2 F of a triangle, and diagonalises four
+// tetrahedra at once in lanes. Cyclic Jacobi rotations diagonalise F^T F
+// (V), then F V's columns, orthonormalised in order, give U (a proper
+// rotation) and the singular values, the last signed as det F (Irving et
+// al. 2004's convention, which turns an inverted element back). tests/unit/core/pd_test.cpp checks the
 // projections against Eigen's SVD and against slow searches for the nearest
 // point.
 #include <math.h>
@@ -124,9 +126,6 @@ EDDY_HD_INLINE void any_normal(const double* u, double* n) {
   for (int k = 0; k < 3; ++k) n[k] *= inv;
 }
 
-// F (3 x K) = U diag(s) V^T: U (3 x K, orthonormal columns; for K = 3 a
-// proper rotation), V (K x K, a proper rotation), s descending in
-// magnitude, s[2] signed as det F. Row-major throughout.
 // F^T F of a 3x3 F (row-major).
 EDDY_HD_INLINE void gram3(const double* F, double* C) {
   for (int i = 0; i < 3; ++i)
@@ -137,6 +136,9 @@ EDDY_HD_INLINE void gram3(const double* F, double* C) {
 template <int K>
 EDDY_HD_INLINE void svd_from_v(const double* F, const double* V, double* U, double* s);
 
+// F (3 x K) = U diag(s) V^T: U (3 x K, orthonormal columns; for K = 3 a
+// proper rotation), V (K x K, a proper rotation), s descending in
+// magnitude, s[2] signed as det F. Row-major throughout.
 template <int K>
 EDDY_HD_INLINE void signed_svd(const double* F, double* U, double* s, double* V) {
   if constexpr (K == 3) {
