@@ -86,8 +86,34 @@ struct Reader {
   }
 };
 
-// A new field in one of these structs must be saved and loaded below: the
-// sizes stand guard (on the platform they were counted on).
+// One list of a struct's arrays serves both directions: `put` and `get`
+// are overloaded alike for each kind of array, so a struct's save and load
+// walk the same list (arrays_of_mesh, arrays_of_bodies, arrays_of_soft) in
+// the same order.
+template <class T>
+void put(Writer& w, const std::vector<T>& v) {
+  w.array(v);
+}
+void put(Writer& w, const std::vector<Vec3d>& v) { w.vec3d(v); }
+void put(Writer& w, const std::vector<Quatd>& v) {
+  w.pod(uint64_t(v.size()));
+  for (const Quatd& q : v) w.pod(std::array<double, 4>{q.w(), q.x(), q.y(), q.z()});
+}
+template <class T>
+void get(Reader& r, std::vector<T>& v) {
+  v = r.array<T>();
+}
+void get(Reader& r, std::vector<Vec3d>& v) { v = r.vec3d(); }
+void get(Reader& r, std::vector<Quatd>& v) {
+  v.resize(r.count(32));
+  for (Quatd& q : v) {
+    const auto a = r.pod<std::array<double, 4>>();
+    q = Quatd(a[0], a[1], a[2], a[3]);
+  }
+}
+
+// A new field in one of these structs must be saved and loaded below (an
+// array goes in its struct's arrays_of_ list): the sizes stand guard (on the platform they were counted on).
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(Mesh) == 5 * 24, "Mesh changed: save the new field in its checkpoint");
 static_assert(sizeof(Bodies) == 11 * 24, "Bodies changed: save the new field in its checkpoint");
@@ -134,21 +160,18 @@ Points load_points(Reader& r) {
   return p;
 }
 
+template <class M, class F>
+void arrays_of_mesh(M& m, F&& f) {
+  f(m.points), f(m.triangles), f(m.quads), f(m.normals), f(m.velocities);
+}
+
 void save(Writer& w, const Mesh& m) {
-  w.array(m.points);
-  w.array(m.triangles);
-  w.array(m.quads);
-  w.array(m.normals);
-  w.array(m.velocities);
+  arrays_of_mesh(m, [&](const auto& a) { put(w, a); });
 }
 
 Mesh load_mesh(Reader& r) {
   Mesh m;
-  m.points = r.array<Vec3f>();
-  m.triangles = r.array<std::array<int32_t, 3>>();
-  m.quads = r.array<std::array<int32_t, 4>>();
-  m.normals = r.array<Vec3f>();
-  m.velocities = r.array<Vec3f>();
+  arrays_of_mesh(m, [&](auto& a) { get(r, a); });
   const std::size_t n = m.points.size();
   for (const auto& t : m.triangles)
     for (int32_t i : t)
@@ -159,6 +182,15 @@ Mesh load_mesh(Reader& r) {
   if ((!m.normals.empty() && m.normals.size() != n) || (!m.velocities.empty() && m.velocities.size() != n))
     r.damaged("normals or velocities not one per point");
   return m;
+}
+
+void put(Writer& w, const Mesh& m) { save(w, m); }
+void get(Reader& r, Mesh& m) { m = load_mesh(r); }
+
+// The bodies' per-body arrays, after their names and shapes.
+template <class B, class F>
+void arrays_of_bodies(B& b, F&& f) {
+  f(b.mass), f(b.inertia), f(b.friction), f(b.stiffness), f(b.dissipation), f(b.x), f(b.q), f(b.v), f(b.w);
 }
 
 // A mesh body's shape is saved where it first appears and named by its
@@ -183,16 +215,7 @@ void save(Writer& w, const Bodies& b) {
     w.array(sdf.values);
     w.pod(g.mesh->spacing);
   }
-  w.array(b.mass);
-  w.vec3d(b.inertia);
-  w.array(b.friction);
-  w.array(b.stiffness);
-  w.array(b.dissipation);
-  w.vec3d(b.x);
-  w.pod(uint64_t(b.q.size()));
-  for (const Quatd& q : b.q) w.pod(std::array<double, 4>{q.w(), q.x(), q.y(), q.z()});
-  w.vec3d(b.v);
-  w.vec3d(b.w);
+  arrays_of_bodies(b, [&](const auto& a) { put(w, a); });
 }
 
 std::shared_ptr<const BodyMesh> load_body_mesh(Reader& r, std::vector<std::shared_ptr<const BodyMesh>>& meshes) {
@@ -236,23 +259,19 @@ Bodies load_bodies(Reader& r) {
     if (g.shape == BodyShape::Mesh) g.mesh = load_body_mesh(r, meshes);
     b.geometry.push_back(g);
   }
-  b.mass = r.array<double>();
-  b.inertia = r.vec3d();
-  b.friction = r.array<double>();
-  b.stiffness = r.array<double>();
-  b.dissipation = r.array<double>();
-  b.x = r.vec3d();
-  b.q.resize(r.count(32));
-  for (Quatd& q : b.q) {
-    const auto a = r.pod<std::array<double, 4>>();
-    q = Quatd(a[0], a[1], a[2], a[3]);
-  }
-  b.v = r.vec3d();
-  b.w = r.vec3d();
-  for (std::size_t k : {b.mass.size(), b.inertia.size(), b.friction.size(), b.stiffness.size(), b.dissipation.size(),
-                        b.x.size(), b.q.size(), b.v.size(), b.w.size()})
-    if (k != n) r.damaged("bodies' arrays of different lengths");
+  arrays_of_bodies(b, [&](auto& a) {
+    get(r, a);
+    if (a.size() != n) r.damaged("bodies' arrays of different lengths");
+  });
   return b;
+}
+
+// The soft bodies' arrays, after their objects; the surface mesh in the middle.
+template <class S, class F>
+void arrays_of_soft(S& s, F&& f) {
+  f(s.x), f(s.v), f(s.rest), f(s.mass), f(s.pinned), f(s.touches), f(s.pin_target), f(s.attach), f(s.attach_local);
+  f(s.tets), f(s.tris), f(s.surface), f(s.embed_node), f(s.embed_weight), f(s.contact_slots);
+  f(s.contact_slot_weights);
 }
 
 void save(Writer& w, const SoftBodies& s) {
@@ -264,22 +283,7 @@ void save(Writer& w, const SoftBodies& s) {
     w.pod(std::array<uint32_t, 8>{o.node_begin, o.node_end, o.tet_begin, o.tet_end, o.tri_begin, o.tri_end,
                                   o.surface_point_begin, o.surface_point_end});
   }
-  w.vec3d(s.x);
-  w.vec3d(s.v);
-  w.vec3d(s.rest);
-  w.array(s.mass);
-  w.array(s.pinned);
-  w.array(s.touches);
-  w.vec3d(s.pin_target);
-  w.array(s.attach);
-  w.vec3d(s.attach_local);
-  w.array(s.tets);
-  w.array(s.tris);
-  save(w, s.surface);
-  w.array(s.embed_node);
-  w.array(s.embed_weight);
-  w.array(s.contact_slots);
-  w.array(s.contact_slot_weights);
+  arrays_of_soft(s, [&](const auto& a) { put(w, a); });
 }
 
 SoftBodies load_soft(Reader& r) {
@@ -293,22 +297,7 @@ SoftBodies load_soft(Reader& r) {
     o.node_begin = k[0], o.node_end = k[1], o.tet_begin = k[2], o.tet_end = k[3];
     o.tri_begin = k[4], o.tri_end = k[5], o.surface_point_begin = k[6], o.surface_point_end = k[7];
   }
-  s.x = r.vec3d();
-  s.v = r.vec3d();
-  s.rest = r.vec3d();
-  s.mass = r.array<double>();
-  s.pinned = r.array<uint8_t>();
-  s.touches = r.array<uint8_t>();
-  s.pin_target = r.vec3d();
-  s.attach = r.array<int32_t>();
-  s.attach_local = r.vec3d();
-  s.tets = r.array<std::array<int32_t, 4>>();
-  s.tris = r.array<std::array<int32_t, 3>>();
-  s.surface = load_mesh(r);
-  s.embed_node = r.array<std::array<int32_t, 4>>();
-  s.embed_weight = r.array<std::array<double, 4>>();
-  s.contact_slots = r.array<uint32_t>();
-  s.contact_slot_weights = r.array<double>();
+  arrays_of_soft(s, [&](auto& a) { get(r, a); });
   // Every index in range: the solver reads through them unchecked.
   const std::size_t n = s.x.size();
   for (std::size_t k : {s.v.size(), s.rest.size(), s.mass.size(), s.pinned.size(), s.touches.size(), s.pin_target.size()})
