@@ -33,7 +33,11 @@ const SocketSpec& socket_of(const GraphNode& n, const std::vector<SocketSpec>& s
                             const char* kind, const std::string& where);
 // The message for a node type the registry does not have, with the closest one.
 std::string unknown_type(const Registry& reg, const std::string& type, const std::string& where);
-// "node.socket" -> (node, socket)
+// "node.socket" -> (node, socket): a string split at its last dot, or an
+// error at `where` naming the form expected (`what`).
+std::pair<std::string, std::string> split_dotted(const std::string& s, const std::string& where,
+                                                 const char* what = "node.socket");
+// The same for a JSON value, which must be such a string.
 std::pair<std::string, std::string> split_endpoint(const json& j, const std::string& where);
 
 // A value as the command line or the editor gives it, read as JSON after

@@ -216,13 +216,16 @@ std::string node_where(const Graph& g, std::size_t i) {
   return "nodes[" + std::to_string(i) + "] (\"" + g.nodes[i].id + "\")";
 }
 
-std::pair<std::string, std::string> split_endpoint(const json& j, const std::string& where) {
-  if (!j.is_string()) throw Error(where + ": expected \"node.socket\", got " + shown(j));
-  const auto s = j.get<std::string>();
+std::pair<std::string, std::string> split_dotted(const std::string& s, const std::string& where, const char* what) {
   const auto dot = s.rfind('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == s.size())
-    throw Error(where + ": expected \"node.socket\", got \"" + s + "\"");
+    throw Error(where + ": expected \"" + what + "\", got \"" + s + "\"");
   return {s.substr(0, dot), s.substr(dot + 1)};
+}
+
+std::pair<std::string, std::string> split_endpoint(const json& j, const std::string& where) {
+  if (!j.is_string()) throw Error(where + ": expected \"node.socket\", got " + shown(j));
+  return split_dotted(j.get<std::string>(), where);
 }
 
 std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
