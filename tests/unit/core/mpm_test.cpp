@@ -8,6 +8,7 @@
 
 #include "eddy/core/error.h"
 #include "eddy/core/mat3.h"
+#include "eddy/core/mpm/boundary.h"
 #include "eddy/core/mpm/mpm.h"
 #include "scenes.h"
 
@@ -67,6 +68,48 @@ Points jittered_block(int n, float r, Vec3f origin, uint32_t seed) {
   std::uniform_real_distribution<float> u(-0.4f * r, 0.4f * r);
   for (std::size_t i = 0; i < p.size(); ++i) p.P()[i] += vec3(u(rng), u(rng), u(rng));
   return p;
+}
+
+// A solid's share of a node's cell (mpm/boundary.h) is the quadratic
+// B-spline's integral over the solid's half-space: checked against a
+// midpoint sum of the spline, for nodes from 2 cells inside to 2 outside.
+// A material whose edge lies on the surface fills the rest exactly (the
+// spline is symmetric), so the contact rule holds such a node only once
+// the two overlap, and beyond half a cell out only once the overlap clears
+// the sampling noise's margin.
+TEST(Mpm, ASolidsShareOfANodeIsTheSplinesIntegralAndTheContactRuleWaitsForOverlap) {
+  auto spline = [](double x) {
+    x = std::fabs(x);
+    return x < 0.5 ? 0.75 - x * x : x < 1.5 ? 0.5 * (1.5 - x) * (1.5 - x) : 0.0;
+  };
+  for (int k = -40; k <= 40; ++k) {
+    const float u = 0.05f * float(k);  // cells outside the surface
+    // The solid lies beyond the surface, from u cells below the node down.
+    const int steps = 200000;
+    double integral = 0;
+    for (int i = 0; i < steps; ++i) {
+      const double x = -1.5 + (double(i) + 0.5) * (1.5 - double(u) + 1.5) / steps;
+      if (x < -double(u)) integral += spline(x) * (3.0 - double(u)) / steps;
+    }
+    if (u >= 1.5f) integral = 0;
+    const float solid = mpm::solid_fraction(u);
+    EXPECT_NEAR(solid, integral, 1e-5) << "u " << u;
+    EXPECT_NEAR(solid + mpm::solid_fraction(-u), 1.0f, 1e-6f) << "u " << u;
+    const float flush = 1.0f - solid;  // a material whose edge lies on the surface
+    EXPECT_FALSE(mpm::in_contact(flush, u)) << "u " << u;
+    if (u <= 0.5f && solid < 1.0f) {
+      EXPECT_TRUE(mpm::in_contact(flush + 0.01f, u)) << "u " << u;
+    }
+    if (u > 0.5f && u < 1.5f) {
+      const float margin = 0.5f * (1.0f / 6.0f - solid);
+      EXPECT_FALSE(mpm::in_contact(flush + 0.9f * margin, u)) << "u " << u;
+      EXPECT_TRUE(mpm::in_contact(flush + 1.1f * margin + 1e-6f, u)) << "u " << u;
+    }
+    if (u >= 1.5f) {
+      EXPECT_FALSE(mpm::in_contact(1.0f, u)) << "u " << u;
+    }
+  }
+  EXPECT_EQ(mpm::solid_fraction(0.0f), 0.5f);
 }
 
 TEST(Mpm, TransfersConserveMassMomentumAndAngularMomentum) {
