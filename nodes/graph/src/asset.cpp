@@ -23,7 +23,6 @@ namespace eddy {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using graph_io::split_dotted;
 using graph_io::split_endpoint;
 
 namespace {

@@ -3,6 +3,7 @@
 // editor and Python. Reading and expanding assets: asset.cpp.
 #include "eddy/graph/asset.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
