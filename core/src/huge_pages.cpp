@@ -1,6 +1,7 @@
 // restart_with_huge_page_malloc (huge_pages.h).
 #include "eddy/core/huge_pages.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 

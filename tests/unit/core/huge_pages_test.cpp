@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <vector>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "eddy/core/huge_pages.h"
 
