@@ -88,9 +88,10 @@ inline bool any(const Mask& m) {
 // its neighbours' masks): the set bits are placed on a 10^3 frame, one
 // 100-bit word per x (bit y * 10 + z, the apron included), dilated by one
 // voxel along each axis, and the frame's inner 8^3 read back. Each set bit
-// on the frame is also handed to on_bit(padded cell, brick, voxel).
+// on the frame is also handed to on_bit(padded cell, brick, voxel), and
+// rows[x] gets bit y where the frame's row (x, y) holds a set bit.
 template <typename OnBit>
-Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b, OnBit on_bit) {
+Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b, uint16_t rows[kPad], OnBit on_bit) {
   using Word = unsigned __int128;
   Word w[kPad] = {};
   for (int j = 0; j < 27; ++j) {
@@ -98,16 +99,22 @@ Mask dilated(const Bricks& B, const std::vector<Mask>& m, std::size_t b, OnBit o
     if (o < 0) continue;
     const int ox = j / 9 - 1, oy = (j / 3) % 3 - 1, oz = j % 3 - 1;
     const Mask& src = m[std::size_t(o)];
-    for (int x = 0; x < kDim; ++x) {
+    // A neighbour reaches the frame with its layer of voxels next to b only.
+    const uint64_t keep = (oy < 0 ? 0xff00000000000000ull : oy > 0 ? 0xffull : ~0ull) &
+                          (oz < 0 ? 0x8080808080808080ull : oz > 0 ? 0x0101010101010101ull : ~0ull);
+    for (int x = ox < 0 ? kDim - 1 : 0; x < (ox > 0 ? 1 : kDim); ++x) {
       const int px = x + kDim * ox + 1;
-      if (px < 0 || px >= kPad) continue;
-      for (uint64_t bits = src[std::size_t(x)]; bits; bits &= bits - 1) {
+      for (uint64_t bits = src[std::size_t(x)] & keep; bits; bits &= bits - 1) {
         const int yz = __builtin_ctzll(bits), py = (yz >> 3) + kDim * oy + 1, pz = (yz & 7) + kDim * oz + 1;
-        if (py < 0 || py >= kPad || pz < 0 || pz >= kPad) continue;
         w[px] |= Word(1) << (py * kPad + pz);
         on_bit((px * kPad + py) * kPad + pz, std::size_t(o), (x << 6) | yz);
       }
     }
+  }
+  for (int x = 0; x < kPad; ++x) {
+    uint16_t o = 0;
+    for (int y = 0; y < kPad; ++y) o |= uint16_t(((w[x] >> (y * kPad)) & 0x3ff) != 0) << y;
+    rows[x] = o;
   }
   // Shifts carry a bit across a row only into the apron, which is not read back.
   for (Word& r : w) r |= (r << 1) | (r >> 1);
@@ -133,23 +140,28 @@ struct SeedFrame {
 // index-space position (gx, gy, gz0 + z)): the squared distance to the
 // nearest of the 26 neighbours' seed points and which neighbour holds it
 // (the first in kRing order on a tie), 8 voxels per instruction in the AVX2
-// copy (run_rows).
-inline void nearest_in_row(const SeedFrame& F, int p0, float gx, float gy, float gz0, float best_out[8],
-                           int at_out[8]) {
+// copy (run_rows). Only the neighbours in the rows (x + dx, y + dy) with bit
+// (dx + 1) * 3 + dy + 1 set in `near` are read: the others hold no seed.
+inline void nearest_in_row(const SeedFrame& F, int p0, unsigned near, float gx, float gy, float gz0,
+                           float best_out[8], int at_out[8]) {
   const Row8f gz = gz0 + Row8f{0, 1, 2, 3, 4, 5, 6, 7};
   Row8f best = Row8f{} + kInf;
   Row8i at = Row8i{};
-  for (int n = 0; n < 26; ++n) {
-    const int q = p0 + kRing.off[n];
-    Row8f px, py, pz;
-    std::memcpy(&px, F.x + q, sizeof px);
-    std::memcpy(&py, F.y + q, sizeof py);
-    std::memcpy(&pz, F.z + q, sizeof pz);
-    const Row8f dx = gx - px, dy = gy - py, dz = gz - pz;
-    const Row8f d2 = dx * dx + dy * dy + dz * dz;
-    const Row8i nearer = d2 < best;
-    at = nearer ? Row8i{} + n : at;
-    best = nearer ? d2 : best;
+  for (; near; near &= near - 1) {
+    const int row = __builtin_ctz(near);
+    for (int k = row * 3; k < row * 3 + 3; ++k) {
+      if (k == 13) continue;  // the voxel itself
+      const int n = k < 13 ? k : k - 1, q = p0 + kRing.off[n];
+      Row8f px, py, pz;
+      std::memcpy(&px, F.x + q, sizeof px);
+      std::memcpy(&py, F.y + q, sizeof py);
+      std::memcpy(&pz, F.z + q, sizeof pz);
+      const Row8f dx = gx - px, dy = gy - py, dz = gz - pz;
+      const Row8f d2 = dx * dx + dy * dy + dz * dz;
+      const Row8i nearer = d2 < best;
+      at = nearer ? Row8i{} + n : at;
+      best = nearer ? d2 : best;
+    }
   }
   std::memcpy(best_out, &best, sizeof best);
   std::memcpy(at_out, &at, sizeof at);
@@ -226,7 +238,8 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
         // reset below.)
         SeedFrame& F = A.frame;
         A.set.clear();
-        Mask look = dilated(B, changed, b, [&](int p, std::size_t o, int v) {
+        uint16_t rows[kPad];
+        Mask look = dilated(B, changed, b, rows, [&](int p, std::size_t o, int v) {
           const uint32_t id = S.id[o * kVoxels + std::size_t(v)];
           const Vec3f q = S.table[id].p;
           F.id[p] = id;
@@ -245,7 +258,10 @@ void propagate(Bricks& B, Seeds& S, float limit_in, float limit_out) {
             float best[8];
             int at[8];
             const float gx = float(c[0] * kDim + x), gy = float(c[1] * kDim + y), gz0 = float(c[2] * kDim);
-            run_rows(wide, [&] { nearest_in_row(F, pad(x, y, 0), gx, gy, gz0, best, at); });
+            // The frame rows x .. x + 2, y .. y + 2 are the neighbours' rows.
+            unsigned near = 0;
+            for (int dx = 0; dx < 3; ++dx) near |= ((unsigned(rows[x + dx]) >> y) & 7u) << (dx * 3);
+            run_rows(wide, [&] { nearest_in_row(F, pad(x, y, 0), near, gx, gy, gz0, best, at); });
             for (unsigned bits = rowbits; bits; bits &= bits - 1) {
               const int z = __builtin_ctz(bits), v = (x << 6) | (y << 3) | z, p = pad(x, y, z);
               const Vec3f g = vec3(gx, gy, gz0 + float(z));
