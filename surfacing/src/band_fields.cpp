@@ -466,6 +466,38 @@ Bricks upsample(const Bricks& C, float scale, float lo, float hi) {
 // ---------------------------------------------------------------------------
 // Zero-crossing seeds.
 
+namespace {
+
+// Whether brick b and the layers of its six face neighbours next to it all
+// lie on one side (phi < 0 or not): then no voxel of b has a 6-neighbour
+// on the other side.
+bool one_side(const Bricks& B, std::size_t b) {
+  const float* own = B.values(b);
+  const bool in = own[0] < 0;
+  for (int v = 0; v < kVoxels; ++v)
+    if ((own[v] < 0) != in) return false;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = -1; side <= 1; side += 2) {
+      const int d[3] = {axis == 0 ? side : 0, axis == 1 ? side : 0, axis == 2 ? side : 0};
+      const int32_t o = B.nbr[b][std::size_t(nbr_slot(d[0], d[1], d[2]))];
+      if (o < 0) {
+        if ((o == kInside) != in) return false;
+        continue;
+      }
+      // The neighbour's layer touching b: its coordinate 7 on that axis below b, 0 above.
+      const float* n = B.values(std::size_t(o));
+      const int layer = side < 0 ? kDim - 1 : 0;
+      for (int i = 0; i < kDim; ++i)
+        for (int j = 0; j < kDim; ++j) {
+          const int v = axis == 0 ? offset(layer, i, j) : axis == 1 ? offset(i, layer, j) : offset(i, j, layer);
+          if ((n[v] < 0) != in) return false;
+        }
+    }
+  return true;
+}
+
+}  // namespace
+
 Seeds crossing_seeds(Bricks& B) {
   const std::size_t nb = B.size();
   Seeds S;
@@ -476,6 +508,10 @@ Seeds crossing_seeds(Bricks& B) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 8), [&](const auto& r) {
     float* a = scratch.local().data();
     for (std::size_t b = r.begin(); b != r.end(); ++b) {
+      if (one_side(B, b)) {  // no crossing: every voxel becomes its side's infinity
+        std::fill_n(out.data() + b * kVoxels, kVoxels, B.values(b)[0] < 0 ? -kInf : kInf);
+        continue;
+      }
       gather(B, b, a, [&](std::size_t o, int v) { return B.phi[o * kVoxels + std::size_t(v)]; },
              missing_phi);
       for (int v = 0; v < kVoxels; ++v) {
