@@ -1,7 +1,8 @@
 // Eddy's narrow bands (surfacing/src/band.h) against exact distances: the
 // rasteriser's closest points, closest-point propagation into and out of a
-// ball, zero-crossing seeds of a sphere's distance field, the Gaussian
-// kernel's weights and the thread-count independence of propagation.
+// ball, zero-crossing seeds of a sphere's distance field and against each
+// voxel's six neighbours, the Gaussian kernel's weights and the
+// thread-count independence of propagation.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
@@ -131,6 +132,100 @@ TEST(Band, CrossingSeedsRedistanceASphere) {
   std::printf("  sphere field re-seeded: %d voxels within 9.5, worst %.3f voxels\n", n, worst);
   EXPECT_GT(n, 200000);
   EXPECT_LT(worst, 0.15);  // measured 0.12 (point-distance fallbacks); 0.02 elsewhere
+}
+
+namespace {
+
+// crossing_seeds(B) checked voxel by voxel against its six neighbours read
+// one by one (Bricks::find): a seed and phi / |grad| exactly where a
+// neighbour has the other sign, and the side's infinity elsewhere
+// (crossing_seeds fills the bricks that lie on one side without looking at
+// each voxel).
+struct CrossingCounts {
+  int seeds = 0;
+  int one_sided = 0;      // bricks of one sign without seeds
+  int sign_one_seeded = 0;  // bricks of one sign with seeds (from a neighbour's layer)
+};
+CrossingCounts expect_crossing_seeds(const Bricks& before) {
+  auto at = [&](int x, int y, int z) {
+    const int32_t o = before.find(x >> 3, y >> 3, z >> 3);
+    return o >= 0 ? before.values(std::size_t(o))[offset(x & 7, y & 7, z & 7)] : missing_phi(o);
+  };
+  Bricks B = before;
+  const Seeds seeds = crossing_seeds(B);
+  CrossingCounts n;
+  for (std::size_t b = 0; b < before.size(); ++b) {
+    bool any_seed = false, both_signs = false;
+    for (int v = 0; v < kVoxels; ++v) {
+      const Vec3f u = voxel(before, b, v);
+      const int x = int(std::lround(u.x)), y = int(std::lround(u.y)), z = int(std::lround(u.z));
+      const float s = before.values(b)[v];
+      both_signs |= (s < 0) != (before.values(b)[0] < 0);
+      bool cross = false;
+      float g[3];
+      const int d[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+      for (int a = 0; a < 3; ++a) {
+        const float m = at(x - d[a][0], y - d[a][1], z - d[a][2]), q = at(x + d[a][0], y + d[a][1], z + d[a][2]);
+        cross |= (m < 0) != (s < 0) || (q < 0) != (s < 0);
+        const bool fm = std::isfinite(m), fq = std::isfinite(q);
+        g[a] = fm && fq ? 0.5f * (q - m) : fq ? q - s : fm ? s - m : 0.0f;
+      }
+      const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+      const float got = B.values(b)[v];
+      const uint32_t id = seeds.id[b * kVoxels + std::size_t(v)];
+      if (!std::isinf(s) && cross && g2 > 1e-8f) {
+        EXPECT_NE(id, kNoSeed) << "voxel " << x << " " << y << " " << z;
+        EXPECT_EQ(got, s / std::sqrt(g2));
+        ++n.seeds;
+        any_seed = true;
+      } else {
+        EXPECT_EQ(id, kNoSeed) << "voxel " << x << " " << y << " " << z;
+        EXPECT_EQ(got, s < 0 ? -kInf : kInf);
+      }
+    }
+    n.one_sided += !both_signs && !any_seed;
+    n.sign_one_seeded += !both_signs && any_seed;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST(Band, CrossingSeedsAreWhereASixNeighbourHasTheOtherSign) {
+  // Two overlapping balls' band, shifted so that the zero crossing runs
+  // through the band's bricks, next to bricks wholly inside that are not
+  // stored.
+  const Vec3f c[2] = {vec3(40.3f, 40.7f, 40.45f), vec3(58.2f, 44.1f, 39.6f)};
+  RasterParams rp;
+  rp.radius = 14;
+  rp.reach = 2;
+  rp.deep = 14;
+  rp.closest = true;
+  Raster r = rasterize(c, 2, rp);
+  dilate(r.bricks, 1, &r.seeds);
+  propagate(r.bricks, r.seeds, 6, 6);
+  for (float& p : r.bricks.phi)
+    if (!std::isinf(p)) p += 2.3f;  // the crossing moves 2.3 voxels in
+  const CrossingCounts balls = expect_crossing_seeds(r.bricks);
+  std::printf("  balls: %zu bricks, %d of one sign without seeds, %d with, %d seeds\n", r.bricks.size(),
+              balls.one_sided, balls.sign_one_seeded, balls.seeds);
+  EXPECT_GT(balls.seeds, 1000);
+  EXPECT_GT(balls.one_sided, 50);
+  // Planes on the faces between bricks, along each axis and both ways: each
+  // brick lies on one side, and its seeds come from its neighbour's layer.
+  for (int axis = 0; axis < 3; ++axis)
+    for (float sign : {1.0f, -1.0f}) {
+      Bricks B = block(2);
+      for (std::size_t b = 0; b < B.size(); ++b)
+        for (int v = 0; v < kVoxels; ++v) {
+          const Vec3f u = voxel(B, b, v);
+          B.values(b)[v] = sign * ((axis == 0 ? u.x : axis == 1 ? u.y : u.z) + 0.5f);  // zero between -1 and 0
+        }
+      // (The block's outer faces are seeded too on the negative side, where
+      // the missing neighbours read as outside.)
+      const CrossingCounts plane = expect_crossing_seeds(B);
+      EXPECT_GE(plane.sign_one_seeded, 2 * 25) << "axis " << axis;  // the bricks on both sides of the plane
+    }
 }
 
 TEST(Band, GaussianIsOpenVdbsFourBoxPassesAndKeepsLinearFields) {
