@@ -34,15 +34,16 @@ Bricks block(int half) {
   return B;
 }
 
-// One ball of radius 20 voxels, off the grid: shell rasterised with closest
-// points, grown by one brick ring, propagated 8 voxels in and out.
-Raster ball_band(Vec3f c, float R) {
+// Balls of radius R voxels around n centres: their union's shell
+// rasterised with closest points, grown by one brick ring, propagated 8
+// voxels in and out.
+Raster balls_band(const Vec3f* c, std::size_t n, float R) {
   RasterParams rp;
   rp.radius = R;
   rp.reach = 2;
   rp.deep = R;
   rp.closest = true;
-  Raster r = rasterize(&c, 1, rp);
+  Raster r = rasterize(c, n, rp);
   dilate(r.bricks, 1, &r.seeds);
   propagate(r.bricks, r.seeds, 8, 8);
   return r;
@@ -81,7 +82,7 @@ TEST(Band, RasteriserGivesExactDistancesAndClosestPointsOnTheSpheres) {
 
 TEST(Band, PropagationGivesTheBallsDistanceInsideAndOut) {
   const Vec3f c = vec3(100.3f, 50.7f, 70.45f);
-  const Raster r = ball_band(c, 20);
+  const Raster r = balls_band(&c, 1, 20);
   double worst = 0, mean = 0;
   int n = 0;
   for (std::size_t b = 0; b < r.bricks.size(); ++b)
@@ -196,14 +197,7 @@ TEST(Band, CrossingSeedsAreWhereASixNeighbourHasTheOtherSign) {
   // through the band's bricks, next to bricks wholly inside that are not
   // stored.
   const Vec3f c[2] = {vec3(40.3f, 40.7f, 40.45f), vec3(58.2f, 44.1f, 39.6f)};
-  RasterParams rp;
-  rp.radius = 14;
-  rp.reach = 2;
-  rp.deep = 14;
-  rp.closest = true;
-  Raster r = rasterize(c, 2, rp);
-  dilate(r.bricks, 1, &r.seeds);
-  propagate(r.bricks, r.seeds, 6, 6);
+  Raster r = balls_band(c, 2, 14);
   for (float& p : r.bricks.phi)
     if (!std::isinf(p)) p += 2.3f;  // the crossing moves 2.3 voxels in
   const CrossingCounts balls = expect_crossing_seeds(r.bricks);
@@ -373,9 +367,9 @@ TEST(Band, PropagationDoesNotDependOnTheThreadCount) {
   Raster one, all;
   {
     tbb::global_control g(tbb::global_control::max_allowed_parallelism, 1);
-    one = ball_band(c, 20);
+    one = balls_band(&c, 1, 20);
   }
-  all = ball_band(c, 20);
+  all = balls_band(&c, 1, 20);
   ASSERT_EQ(one.bricks.phi.size(), all.bricks.phi.size());
   for (std::size_t i = 0; i < one.bricks.phi.size(); ++i) ASSERT_EQ(one.bricks.phi[i], all.bricks.phi[i]) << i;
 }
