@@ -481,7 +481,7 @@ bool one_side(const Bricks& B, std::size_t b) {
       const int d[3] = {axis == 0 ? side : 0, axis == 1 ? side : 0, axis == 2 ? side : 0};
       const int32_t o = B.nbr[b][std::size_t(nbr_slot(d[0], d[1], d[2]))];
       if (o < 0) {
-        if ((o == kInside) != in) return false;
+        if ((missing_phi(o) < 0) != in) return false;
         continue;
       }
       // The neighbour's layer touching b: its coordinate 7 on that axis below b, 0 above.

@@ -144,7 +144,7 @@ namespace {
 // each voxel).
 struct CrossingCounts {
   int seeds = 0;
-  int one_sided = 0;      // bricks of one sign without seeds
+  int one_sided = 0;        // bricks of one sign without seeds
   int sign_one_seeded = 0;  // bricks of one sign with seeds (from a neighbour's layer)
 };
 CrossingCounts expect_crossing_seeds(const Bricks& before) {
