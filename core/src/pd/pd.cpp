@@ -16,9 +16,7 @@ namespace eddy {
 const ParamTable<PdParams>& pd_param_table() {
   static const ParamTable<PdParams> table = [] {
     ParamTable<PdParams> t("PDSolver");
-    t.vector("gravity", &PdParams::gravity, "m/s^2", "Gravity.")
-        .real("time_step", &PdParams::time_step, 1e-6, 0.1, "s",
-              "Longest step; each frame takes equal steps of at most this. Changing it refactors the matrix.")
+    equal_step_fields(t, " Changing it refactors the matrix.")
         .integer("iterations", &PdParams::iterations, 1, 10000, "",
                  "Local-global iterations per step: more make the material stiffer, up to what the step allows "
                  "(few leave it softer, never unstable).")
@@ -514,21 +512,18 @@ void PdSolver::take_step(float dt, float time, StageClock& clock, PdStepStats& s
   if (track_) measure_reactions(x, push, friction_impulse, h);
   // Damping; the state.
   const double decay = std::exp(-double(params_.damping) * h);
-  float vmax = 0;
-  uint32_t bad = 0;
+  StateCheck check;
   for (std::size_t i = 0; i < n; ++i) {
     s_.x[i] = x.row(Eigen::Index(i)).transpose();
     s_.v[i] = decay * v_.row(Eigen::Index(i)).transpose();
-    if (!s_.x[i].allFinite() || !s_.v[i].allFinite()) ++bad;
-    vmax = std::max(vmax, float(s_.v[i].norm()));
+    check.add(s_.x[i].allFinite() && s_.v[i].allFinite(), float(s_.v[i].norm()));
   }
   times_.velocity = clock.lap();
-  max_speed_ = vmax;
+  max_speed_ = check.max_speed;
   st.iterations = params_.iterations;
   st.contacts = touching;
   st.last_change = change;
-  st.max_speed = vmax;
-  st.nonfinite = bad;
+  check.report(st);
 }
 
 PdFrameStats pd_advance_frame(PdSolver& solver, double time, double frame_dt, int frame,

@@ -11,9 +11,7 @@ namespace eddy {
 const ParamTable<RigidParams>& rigid_param_table() {
   static const ParamTable<RigidParams> table = [] {
     ParamTable<RigidParams> t("RigidBody");
-    t.vector("gravity", &RigidParams::gravity, "m/s^2", "Gravity.")
-        .real("time_step", &RigidParams::time_step, 1e-6, 0.1, "s",
-              "Longest step; each frame takes equal steps of at most this.")
+    equal_step_fields(t)
         .real("contact_stiffness", &RigidParams::contact_stiffness, 1.0, 1e12, "N/m",
               "Stiffness k of each contact point (Kelvin-Voigt) between surfaces without their own (a body's "
               "contact_stiffness). Beyond what the step resolves, contact is as stiff as the step allows (near_rigid).")
@@ -166,8 +164,7 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   // (x, q, v, w) => (x + h v, q turned by h w). The contacts' (and an
   // external torque's) change of w adds to the free rotation's midpoint velocity, in body axes at the
   // step's start; the end velocity is carried into the new body axes.
-  float vmax = 0;
-  uint32_t bad = 0;
+  StateCheck check;
   for (std::size_t i = 0; i < n; ++i) {
     const Mat3d R = B.q[i].toRotationMatrix();
     // Change of w beyond the free rotation: the contacts' and the external torque's.
@@ -176,17 +173,16 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
     B.x[i] += h * B.v[i];
     B.q[i] = rotate_body(B.q[i], h * (w_mid_[i] + dw));
     B.w[i] = B.q[i] * (w_end_[i] + dw);
-    if (!B.x[i].allFinite() || !B.v[i].allFinite() || !B.w[i].allFinite() || !B.q[i].coeffs().allFinite()) ++bad;
-    vmax = std::max(vmax, float(B.v[i].norm()));
+    check.add(B.x[i].allFinite() && B.v[i].allFinite() && B.w[i].allFinite() && B.q[i].coeffs().allFinite(),
+              float(B.v[i].norm()));
   }
   times_.integrate = clock.lap();
-  max_speed_ = vmax;
+  max_speed_ = check.max_speed;
   s.contacts = int(contacts_.size());
   s.iterations = sap_.iterations;
   s.converged = sap_.converged;
   s.penetration = penetration;
-  s.max_speed = vmax;
-  s.nonfinite = bad;
+  check.report(s);
 }
 
 RigidFrameStats rigid_advance_frame(RigidSolver& solver, double time, double frame_dt, int frame,

@@ -5,6 +5,7 @@
 // plus its own statistics.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -48,6 +49,23 @@ class FrameStepper {
   double frame_dt_;
   int equal_steps_ = 0;
   double done_ = 0;
+};
+
+// What a step reports of the state it leaves, for the driver's checks: the
+// fastest speed and how many items (nodes, bodies) hold a non-finite value.
+struct StateCheck {
+  float max_speed = 0.0f;
+  uint32_t nonfinite = 0;
+  void add(bool finite, float speed) {
+    if (!finite) ++nonfinite;
+    max_speed = std::max(max_speed, speed);
+  }
+  // Into a step's stats (their max_speed and nonfinite).
+  template <class StepStats>
+  void report(StepStats& s) const {
+    s.max_speed = max_speed;
+    s.nonfinite = nonfinite;
+  }
 };
 
 // The error a frame driver throws when the simulation goes unstable:

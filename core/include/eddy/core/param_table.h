@@ -160,6 +160,16 @@ ParamTable<P>& liquid_fields(ParamTable<P>& t, std::string kernel_doc, double ke
             "Support radius h in particle spacings (2 r); 2 gives about 30 neighbours.");
 }
 
+// The fields every solid method begins with (RigidBodySolver, PDSolver):
+// gravity and the longest step, which advance_equal_steps cuts a frame by;
+// `step_note` adds what changing it costs.
+template <class P>
+ParamTable<P>& equal_step_fields(ParamTable<P>& t, const std::string& step_note = "") {
+  return t.vector("gravity", &P::gravity, "m/s^2", "Gravity.")
+      .real("time_step", &P::time_step, 1e-6, 0.1, "s",
+            "Longest step; each frame takes equal steps of at most this." + step_note);
+}
+
 // The fields the particle liquids end with: Z-order reordering, and the
 // blow-up guard over one `step` ("step", or PBF's "substep").
 template <class P>
