@@ -48,11 +48,7 @@ Run run(MpmMaterial material, int side, int steps, int warmup, int threads) {
   Run out;
   out.n = s->size();
   const double secs = timed_steps(*s, dt, steps, warmup, [&](const MpmStepStats& st, const MpmStageTimes& tt) {
-    out.t.sort += tt.sort / steps;
-    out.t.stress += tt.stress / steps;
-    out.t.p2g += tt.p2g / steps;
-    out.t.grid += tt.grid / steps;
-    out.t.g2p += tt.g2p / steps;
+    add_mean(out.t, tt, steps);
     out.nodes += double(st.grid_blocks) * 64.0 / steps;
   });
   out.ms = 1e3 * secs / steps;

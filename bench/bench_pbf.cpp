@@ -52,10 +52,7 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads) {
   Run out;
   out.n = s->size();
   const double secs = timed_steps(*s, dt, steps, warmup, [&](const PbfStepStats& st, const PbfStageTimes& tt) {
-    out.t.predict += tt.predict / steps;
-    out.t.neighbors += tt.neighbors / steps;
-    out.t.solve += tt.solve / steps;
-    out.t.velocity += tt.velocity / steps;
+    add_mean(out.t, tt, steps);
     out.iterations += double(st.iterations) / steps;
     out.mean_error += st.mean_density_error / steps;
     out.pairs += double(st.neighbor_pairs) / steps;

@@ -8,10 +8,12 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "eddy/core/collider.h"
@@ -77,6 +79,21 @@ inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = 
     }
   }
   return true;
+}
+
+// Adds t / steps to each of `mean`'s stage times. A method's StageTimes
+// holds one double a stage and nothing else (core's *StageTimes), so it is
+// read and written as an array of them.
+template <class Times>
+void add_mean(Times& mean, const Times& t, int steps) {
+  static_assert(std::is_trivially_copyable_v<Times> && std::is_aggregate_v<Times> &&
+                    sizeof(Times) % sizeof(double) == 0 && alignof(Times) == alignof(double),
+                "stage times are doubles only");
+  std::array<double, sizeof(Times) / sizeof(double)> m, x;
+  std::memcpy(m.data(), &mean, sizeof(Times));
+  std::memcpy(x.data(), &t, sizeof(Times));
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] += x[i] / steps;
+  std::memcpy(&mean, m.data(), sizeof(Times));
 }
 
 // `warmup` untimed steps of dt, then `steps` timed ones, each from the time

@@ -57,12 +57,7 @@ Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int w
   out.n = s->size();
   out.nb = s->boundary_size();
   const double secs = timed_steps(*s, dt, steps, warmup, [&](const SphStepStats& st, const SphStageTimes& tt) {
-    out.t.neighbors += tt.neighbors / steps;
-    out.t.density += tt.density / steps;
-    out.t.forces += tt.forces / steps;
-    out.t.pressure += tt.pressure / steps;
-    out.t.divergence += tt.divergence / steps;
-    out.t.integrate += tt.integrate / steps;
+    add_mean(out.t, tt, steps);
     out.iterations += double(st.iterations) / steps;
     out.div_iterations += double(st.divergence_iterations) / steps;
     out.mean_error += st.mean_density_error / steps;
