@@ -261,12 +261,10 @@ Graph expand_assets(const Graph& g, const Registry& reg) {
   bool any = false;
   for (const auto& n : g.nodes) any = any || expanded(&n, reg);
   if (!any) return g;
-  Graph out;
-  out.frame_start = g.frame_start;
-  out.frame_end = g.frame_end;
-  out.fps = g.fps;
-  out.source = g.source;
-  out.python_modules = g.python_modules;
+  // Everything of g's but its nodes and links, which expand_into fills.
+  Graph out = g;
+  out.nodes.clear();
+  out.links.clear();
   expand_into(g, reg, "", out);
   return out;
 }
