@@ -33,6 +33,31 @@ TEST(MpmNodes, ParticlesFromMeshFillTheLemonToItsVolume) {
   EXPECT_TRUE(pts->has("id"));
 }
 
+// A lattice too fine for any machine (the lemon scaled to 5 m at r = 0.1 mm:
+// about 1e13 points) is refused before the mesh is sampled, with the node,
+// the count and what to change.
+TEST(MpmNodes, ParticlesFromMeshRefusesALatticeBeyondThisMachine) {
+  const std::string lemon = std::string(EDDY_SOURCE_DIR) + "/examples/assets/lemon.obj";
+  const Graph g = parse_graph(R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 1], "fps": 24,
+    "nodes": [
+      {"id": "mesh", "type": "ReadMesh", "params": {"path": ")" + lemon + R"("}},
+      {"id": "big", "type": "Transform", "params": {"uniform_scale": 50}},
+      {"id": "fill", "type": "ParticlesFromMesh", "params": {"particle_radius": 0.0001}}
+    ],
+    "links": [{"from": "mesh.mesh", "to": "big.mesh"}, {"from": "big.mesh", "to": "fill.mesh"}]})",
+                              builtin_registry(), "test");
+  CookEngine e(builtin_registry(), g);
+  try {
+    e.cook("fill", 1);
+    FAIL() << "a lattice beyond this machine must be refused";
+  } catch (const Error& err) {
+    const std::string m = err.what();
+    for (const char* part : {"node 'fill' (ParticlesFromMesh)", "particle_radius 0.0001 m in the mesh's bounding box makes ",
+                             " particles, needing about ", "Raise particle_radius."})
+      EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
+  }
+}
+
 std::string mixed_scene(const std::string& solver_params) {
   return R"({"format": "eddy-graph", "version": 1, "frame_range": [1, 3], "fps": 24,
     "nodes": [

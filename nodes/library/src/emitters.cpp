@@ -1,8 +1,14 @@
-// FluidBox: a block of particles on a lattice of spacing 2r.
+// The emitters that make particles from nothing but their parameters or a
+// shape: FluidBox (a block on a lattice of spacing 2r) and ParticlesFromMesh
+// (a closed mesh filled: a jelly bunny, a snowball).
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "eddy/core/io.h"
+#include "eddy/core/mat3.h"
+#include "eddy/core/mesh.h"
+#include "eddy/core/mesh_sdf.h"
 #include "eddy/core/random.h"
 #include "eddy/graph/node.h"
 #include "library.h"
@@ -36,17 +42,26 @@ Lattice lattice(const Vec3Value& center, const Vec3Value& size, double radius) {
   return l;
 }
 
-void check_count(const Lattice& l, const std::string& where, const Vec3Value& size, double radius) {
-  const double count = l.count();
+// Refuses `count` particles beyond what this machine can simulate (2e9,
+// or more solver memory than it has): `what` says where they come from,
+// `fix` what to change.
+void check_count(double count, const std::string& where, const std::string& what, const char* fix) {
   const double need = count * kBytesPerParticle, have = physical_memory_bytes();
   if (count > 2.0e9 || need > have) {
     std::ostringstream m;
     m.precision(4);
-    m << where << ": size [" << size[0] << ", " << size[1] << ", " << size[2] << "] m at particle_radius " << radius
-      << " m makes " << count << " particles, needing about " << format_bytes(need) << " to simulate; this machine has "
-      << format_bytes(have) << " (and at most 2e9 particles are supported). Raise particle_radius or shrink size.";
+    m << where << ": " << what << " makes " << count << " particles, needing about " << format_bytes(need)
+      << " to simulate; this machine has " << format_bytes(have) << " (and at most 2e9 particles are supported). "
+      << fix;
     throw Error(m.str());
   }
+}
+
+void check_count(const Lattice& l, const std::string& where, const Vec3Value& size, double radius) {
+  std::ostringstream what;
+  what.precision(4);
+  what << "size [" << size[0] << ", " << size[1] << ", " << size[2] << "] m at particle_radius " << radius << " m";
+  check_count(l.count(), where, what.str(), "Raise particle_radius or shrink size.");
 }
 
 
@@ -100,30 +115,91 @@ class FluidBoxNode final : public Node {
   }
 };
 
+class FromMeshNode final : public Node {
+ public:
+  void cook(CookContext& ctx) override {
+    const auto mesh = ctx.input<Mesh>("mesh");
+    require_closed(*mesh, ctx.where() + ": input 'mesh'");
+    const double r = ctx.param_float("particle_radius");
+    const Vec3f center = ctx.param_vec3f("center"), vel = ctx.param_vec3f("velocity");
+    const Bounds3 bounds = mesh_bounds(*mesh);
+    const Vec3f lo = bounds.lo, hi = bounds.hi;
+    const double spacing = 2.0 * r;
+    int64_t n[3];
+    double count = 1;
+    for (int a = 0; a < 3; ++a) {
+      n[a] = int64_t(std::floor((at(hi, a) - at(lo, a)) / spacing)) + 1;
+      count *= double(n[a]);
+    }
+    std::ostringstream what;
+    what.precision(4);
+    what << "particle_radius " << r << " m in the mesh's bounding box";
+    check_count(count, ctx.where(), what.str(), "Raise particle_radius.");
+    // The mesh's signed distance, sampled at half the spacing, decides inside.
+    const SampledSdf sdf = mesh_to_sdf(*mesh, r, 2.0 * r, ctx.threads());
+    const Collider c = grid_collider(sdf);
+    Points pts;
+    pts.radius = float(r);
+    std::vector<Vec3f> inside;
+    const Vec3f start = (lo + hi) * 0.5f - vec3(float((n[0] - 1) * spacing), float((n[1] - 1) * spacing),
+                                                float((n[2] - 1) * spacing)) * 0.5f;
+    for (int64_t z = 0; z < n[2]; ++z)
+      for (int64_t y = 0; y < n[1]; ++y)
+        for (int64_t x = 0; x < n[0]; ++x) {
+          const Vec3f p = start + vec3(float(x * spacing), float(y * spacing), float(z * spacing));
+          if (collider_sdf(c, p, 0.0f).distance < 0.0f) inside.push_back(p + center);
+        }
+    pts.resize(inside.size());
+    pts.add("id", AttribType::Int);
+    for (std::size_t i = 0; i < inside.size(); ++i) {
+      pts.P()[i] = inside[i];
+      pts.v()[i] = vel;
+      pts.get_int("id")[i] = int32_t(i);
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%zu particles inside the mesh (spacing %.4g m)", pts.size(), spacing);
+    ctx.info(buf);
+    ctx.output("particles", std::move(pts));
+  }
+};
+
 }  // namespace
 
 void register_emitters(Registry& r) {
-  NodeSpec s("FluidBox", "Emitters",
-             "A block of liquid particles on a cubic lattice of spacing 2 x particle_radius, centred in the box. "
-             "Particles that would come closer than one radius to a connected collider (or sit inside it) are left "
-             "out, so a block placed flush against a wall, or overlapping it, starts at rest without a blow-up. "
-             "Adds an integer `id` attribute (0..n-1).");
-  s.input("colliders", "colliders", "Colliders to keep clear of (optional; any number).", true, true)
-      .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
-      .param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of the box.")
-      .param_vec3("size", {1.0, 1.0, 1.0}, 0.0, {}, "m", "Edge lengths of the box.")
-      .param_float("particle_radius", 0.025, 1e-4, 10.0, "m",
-                   "Particle radius r; the lattice spacing (particle separation) is 2r.")
-      .param_float("jitter", 0.0, 0.0, 0.5, "spacing",
-                   "Random offset of each particle, as a fraction of the spacing (0: a perfect lattice).")
-      .param_int("seed", 0, 0, {}, "", "Seed of the jitter.")
-      .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of every particle.");
-  s.check = [](const ParamSet& p, const CheckContext& c) {
-    const Vec3Value center = std::get<Vec3Value>(p.at("center")), size = std::get<Vec3Value>(p.at("size"));
-    const double r = std::get<double>(p.at("particle_radius"));
-    check_count(lattice(center, size, r), c.where, size, r);
-  };
-  r.add(std::move(s.make<FluidBoxNode>()));
+  {
+    NodeSpec s("FluidBox", "Emitters",
+               "A block of liquid particles on a cubic lattice of spacing 2 x particle_radius, centred in the box. "
+               "Particles that would come closer than one radius to a connected collider (or sit inside it) are left "
+               "out, so a block placed flush against a wall, or overlapping it, starts at rest without a blow-up. "
+               "Adds an integer `id` attribute (0..n-1).");
+    s.input("colliders", "colliders", "Colliders to keep clear of (optional; any number).", true, true)
+        .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
+        .param_vec3("center", {0.0, 0.5, 0.0}, {}, {}, "m", "Centre of the box.")
+        .param_vec3("size", {1.0, 1.0, 1.0}, 0.0, {}, "m", "Edge lengths of the box.")
+        .param_float("particle_radius", 0.025, 1e-4, 10.0, "m",
+                     "Particle radius r; the lattice spacing (particle separation) is 2r.")
+        .param_float("jitter", 0.0, 0.0, 0.5, "spacing",
+                     "Random offset of each particle, as a fraction of the spacing (0: a perfect lattice).")
+        .param_int("seed", 0, 0, {}, "", "Seed of the jitter.")
+        .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of every particle.");
+    s.check = [](const ParamSet& p, const CheckContext& c) {
+      const Vec3Value center = std::get<Vec3Value>(p.at("center")), size = std::get<Vec3Value>(p.at("size"));
+      const double r = std::get<double>(p.at("particle_radius"));
+      check_count(lattice(center, size, r), c.where, size, r);
+    };
+    r.add(std::move(s.make<FluidBoxNode>()));
+  }
+  {
+    NodeSpec s("ParticlesFromMesh", "Emitters",
+               "Fills a closed mesh (from ReadMesh) with particles on a cubic lattice of spacing 2 x particle_radius: "
+               "the lattice points inside the mesh, decided by its signed distance. Adds `id`.");
+    s.input("mesh", "mesh", "A closed mesh.")
+        .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
+        .param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Offset added to the mesh's positions.")
+        .param_float("particle_radius", 0.01, 1e-4, 10.0, "m", "Particle radius r; the lattice spacing is 2r.")
+        .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of every particle.");
+    r.add(std::move(s.make<FromMeshNode>()));
+  }
 }
 
 }  // namespace eddy::library

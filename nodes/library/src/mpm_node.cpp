@@ -1,19 +1,12 @@
-// MPMSolver: the MLS-MPM solver of core/ as a stateful node, and the nodes
-// that prepare its particles: MPMMaterial (sets the `material` attribute)
-// and ParticlesFromMesh (fills a closed mesh with particles: a jelly bunny,
-// a snowball).
+// MPMSolver: the MLS-MPM solver of core/ as a stateful node, and
+// MPMMaterial, which sets the `material` attribute it reads.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "eddy/core/io.h"
-#include "eddy/core/mat3.h"
-#include "eddy/core/mesh.h"
 #include "eddy/core/mpm/mpm.h"
 #include "eddy/gpu/gpu.h"
-#include "eddy/core/mesh_sdf.h"
 #include "eddy/graph/node.h"
-#include "eddy/surfacing/surfacing.h"
 #include "library.h"
 
 namespace eddy::library {
@@ -93,56 +86,6 @@ class MaterialNode final : public Node {
   }
 };
 
-class FromMeshNode final : public Node {
- public:
-  void cook(CookContext& ctx) override {
-    const auto mesh = ctx.input<Mesh>("mesh");
-    require_closed(*mesh, ctx.where() + ": input 'mesh'");
-    const double r = ctx.param_float("particle_radius");
-    const Vec3f center = ctx.param_vec3f("center"), vel = ctx.param_vec3f("velocity");
-    const Bounds3 bounds = mesh_bounds(*mesh);
-    const Vec3f lo = bounds.lo, hi = bounds.hi;
-    const double spacing = 2.0 * r;
-    int64_t n[3];
-    double count = 1;
-    for (int a = 0; a < 3; ++a) {
-      n[a] = int64_t(std::floor((at(hi, a) - at(lo, a)) / spacing)) + 1;
-      count *= double(n[a]);
-    }
-    if (count > 2.0e9 || count * 512.0 > physical_memory_bytes()) {
-      std::ostringstream m;
-      m << ctx.where() << ": particle_radius " << r << " m fills the mesh's bounding box with " << count
-        << " lattice points, more than this machine can simulate; raise particle_radius";
-      throw Error(m.str());
-    }
-    // The mesh's signed distance, sampled at half the spacing, decides inside.
-    const SampledSdf sdf = mesh_to_sdf(*mesh, r, 2.0 * r, ctx.threads());
-    const Collider c = grid_collider(sdf);
-    Points pts;
-    pts.radius = float(r);
-    std::vector<Vec3f> inside;
-    const Vec3f start = (lo + hi) * 0.5f - vec3(float((n[0] - 1) * spacing), float((n[1] - 1) * spacing),
-                                                float((n[2] - 1) * spacing)) * 0.5f;
-    for (int64_t z = 0; z < n[2]; ++z)
-      for (int64_t y = 0; y < n[1]; ++y)
-        for (int64_t x = 0; x < n[0]; ++x) {
-          const Vec3f p = start + vec3(float(x * spacing), float(y * spacing), float(z * spacing));
-          if (collider_sdf(c, p, 0.0f).distance < 0.0f) inside.push_back(p + center);
-        }
-    pts.resize(inside.size());
-    pts.add("id", AttribType::Int);
-    for (std::size_t i = 0; i < inside.size(); ++i) {
-      pts.P()[i] = inside[i];
-      pts.v()[i] = vel;
-      pts.get_int("id")[i] = int32_t(i);
-    }
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%zu particles inside the mesh (spacing %.4g m)", pts.size(), spacing);
-    ctx.info(buf);
-    ctx.output("particles", std::move(pts));
-  }
-};
-
 }  // namespace
 
 void register_mpm(Registry& r) {
@@ -190,17 +133,6 @@ void register_mpm(Registry& r) {
         .output("particles", "points", "The particles with `material` set.")
         .param_enum("material", kMpmMaterialNames, MpmMaterial::Water, "The material.");
     r.add(std::move(s.make<MaterialNode>()));
-  }
-  {
-    NodeSpec s("ParticlesFromMesh", "Emitters",
-               "Fills a closed mesh (from ReadMesh) with particles on a cubic lattice of spacing 2 x particle_radius: "
-               "the lattice points inside the mesh, decided by its signed distance. Adds `id`.");
-    s.input("mesh", "mesh", "A closed mesh.")
-        .output("particles", "points", "Particles with P, v and id; radius = particle_radius.")
-        .param_vec3("center", {0.0, 0.0, 0.0}, {}, {}, "m", "Offset added to the mesh's positions.")
-        .param_float("particle_radius", 0.01, 1e-4, 10.0, "m", "Particle radius r; the lattice spacing is 2r.")
-        .param_vec3("velocity", {0.0, 0.0, 0.0}, {}, {}, "m/s", "Initial velocity of every particle.");
-    r.add(std::move(s.make<FromMeshNode>()));
   }
 }
 
