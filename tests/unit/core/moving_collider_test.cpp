@@ -66,6 +66,19 @@ float turn_rate(const Points& p) {
   return float(L / I);  // turning about +y at w, v = w x r gives (r x v)_y = w (x^2 + z^2)
 }
 
+// The liquid's turn rate after half a second of frames, frame(f) advancing
+// solver s from frame f to f + 1.
+template <class Solver, class Frame>
+float turn_after_half_a_second(Solver& s, Frame&& frame) {
+  for (int f = 0; f < 12; ++f) frame(f);
+  Points out;
+  if constexpr (requires { s.store(out, false); })
+    s.store(out, false);  // MPM: positions and velocities, without its state
+  else
+    s.store(out);
+  return turn_rate(out);
+}
+
 template <class Run>
 void expect_dragged_round(const char* method, Run run) {
   const float spun = run(kW), still = run(0.0f);
@@ -81,10 +94,8 @@ TEST(SpinningCollider, ATurningTankDragsPbfLiquidRound) {
     auto s = make_pbf_solver_cpu(PbfParams{}, 2);
     s->set_colliders({spinning_tank(w)});
     s->load(liquid());
-    for (int f = 0; f < 12; ++f) pbf_advance_frame(*s, f / 24.0, 1 / 24.0, SubstepPolicy{}, f + 1, kR);
-    Points out;
-    s->store(out);
-    return turn_rate(out);
+    return turn_after_half_a_second(
+        *s, [&](int f) { pbf_advance_frame(*s, f / 24.0, 1 / 24.0, SubstepPolicy{}, f + 1, kR); });
   });
 }
 
@@ -95,10 +106,7 @@ TEST(SpinningCollider, ATurningTankDragsSphLiquidRound) {
     auto s = make_sph_solver_cpu(p, 2);
     s->set_colliders({spinning_tank(w)});
     s->load(liquid());
-    for (int f = 0; f < 12; ++f) sph_advance_frame(*s, f / 24.0, 1 / 24.0, 0.0f, f + 1);
-    Points out;
-    s->store(out);
-    return turn_rate(out);
+    return turn_after_half_a_second(*s, [&](int f) { sph_advance_frame(*s, f / 24.0, 1 / 24.0, 0.0f, f + 1); });
   });
 }
 
@@ -110,10 +118,7 @@ TEST(SpinningCollider, ATurningTankDragsMpmWaterRound) {
     auto s = make_mpm_solver_cpu(p, 2);
     s->set_colliders({spinning_tank(w)});
     s->load(liquid(), MpmMaterial::Water);
-    for (int f = 0; f < 12; ++f) mpm_advance_frame(*s, f / 24.0, 1 / 24.0, 0.0f, f + 1);
-    Points out;
-    s->store(out, false);
-    return turn_rate(out);
+    return turn_after_half_a_second(*s, [&](int f) { mpm_advance_frame(*s, f / 24.0, 1 / 24.0, 0.0f, f + 1); });
   });
 }
 
