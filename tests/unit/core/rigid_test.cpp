@@ -10,6 +10,7 @@
 #include <numbers>
 #include <random>
 
+#include "eddy/core/cpu_executor.h"
 #include "eddy/core/error.h"
 #include "eddy/core/rigid/block_cholesky.h"
 #include "eddy/core/rigid/contact.h"
@@ -285,9 +286,46 @@ TEST(Sap, ProjectionDerivativeMatchesFiniteDifferences) {
   EXPECT_EQ(regions[2], 100);
 }
 
+// SAP-shaped blocks over `pairs` (row body > column body) of n bodies:
+// H = M + sum over pairs of J^T J, as SAP's Hessian is built, with the
+// dense matrix beside them. `blocks` is what BlockCholesky::factorize takes.
+struct BlockSystem {
+  std::vector<BlockCholesky::Mat66> blocks;
+  Eigen::MatrixXd dense;
+};
+BlockSystem random_hessian(int n, const std::vector<std::pair<int, int>>& pairs, std::mt19937& rng) {
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<BlockCholesky::Mat66> diag(static_cast<std::size_t>(n)), off(pairs.size());
+  for (int i = 0; i < n; ++i) {
+    BlockCholesky::Mat66 a;
+    for (int r = 0; r < 6; ++r)
+      for (int c = 0; c < 6; ++c) a(r, c) = g(rng);
+    diag[std::size_t(i)] = a * a.transpose() + 6.0 * BlockCholesky::Mat66::Identity();
+  }
+  for (std::size_t e = 0; e < pairs.size(); ++e) {
+    // A contact's J^T J between the two bodies: adds to both diagonals and the pair.
+    Eigen::Matrix<double, 3, 12> J;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 12; ++c) J(r, c) = g(rng);
+    const Eigen::Matrix<double, 12, 12> JtJ = J.transpose() * J;
+    diag[std::size_t(pairs[e].first)] += JtJ.topLeftCorner<6, 6>();
+    diag[std::size_t(pairs[e].second)] += JtJ.bottomRightCorner<6, 6>();
+    off[e] = JtJ.bottomLeftCorner<6, 6>().transpose();  // the block at (first, second)
+  }
+  BlockSystem s;
+  s.dense = Eigen::MatrixXd::Zero(6 * n, 6 * n);
+  for (int i = 0; i < n; ++i) s.dense.block<6, 6>(6 * i, 6 * i) = diag[std::size_t(i)];
+  for (std::size_t e = 0; e < pairs.size(); ++e) {
+    s.dense.block<6, 6>(6 * pairs[e].first, 6 * pairs[e].second) = off[e];
+    s.dense.block<6, 6>(6 * pairs[e].second, 6 * pairs[e].first) = off[e].transpose();
+  }
+  s.blocks = diag;
+  s.blocks.insert(s.blocks.end(), off.begin(), off.end());
+  return s;
+}
+
 // The 6x6-block Cholesky against a dense solve: SPD matrices of 40 bodies
-// with random pairs (a chain, so fill appears, and a scatter of others),
-// H = M + sum over pairs of J^T J as SAP's Hessian is built.
+// with random pairs (a chain, so fill appears, and a scatter of others).
 TEST(BlockCholesky, SolvesAsADenseFactorisationDoes) {
   std::mt19937 rng(11);
   std::normal_distribution<double> g(0.0, 1.0);
@@ -301,40 +339,67 @@ TEST(BlockCholesky, SolvesAsADenseFactorisationDoes) {
         continue;
       pairs.emplace_back(std::max(a, b), std::min(a, b));
     }
-    Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(6 * n, 6 * n);
-    std::vector<BlockCholesky::Mat66> diag(static_cast<std::size_t>(n)), off(pairs.size());
-    for (int i = 0; i < n; ++i) {
-      BlockCholesky::Mat66 a;
-      for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) a(r, c) = g(rng);
-      diag[std::size_t(i)] = a * a.transpose() + 6.0 * BlockCholesky::Mat66::Identity();
-    }
-    for (std::size_t e = 0; e < pairs.size(); ++e) {
-      // A contact's J^T J between the two bodies: adds to both diagonals and the pair.
-      Eigen::Matrix<double, 3, 12> J;
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 12; ++c) J(r, c) = g(rng);
-      const Eigen::Matrix<double, 12, 12> JtJ = J.transpose() * J;
-      diag[std::size_t(pairs[e].first)] += JtJ.topLeftCorner<6, 6>();
-      diag[std::size_t(pairs[e].second)] += JtJ.bottomRightCorner<6, 6>();
-      off[e] = JtJ.bottomLeftCorner<6, 6>().transpose();  // the block at (first, second)
-    }
-    for (int i = 0; i < n; ++i) dense.block<6, 6>(6 * i, 6 * i) = diag[std::size_t(i)];
-    for (std::size_t e = 0; e < pairs.size(); ++e) {
-      dense.block<6, 6>(6 * pairs[e].first, 6 * pairs[e].second) = off[e];
-      dense.block<6, 6>(6 * pairs[e].second, 6 * pairs[e].first) = off[e].transpose();
-    }
+    const BlockSystem h = random_hessian(n, pairs, rng);
     Eigen::VectorXd b(6 * n);
     for (int i = 0; i < 6 * n; ++i) b[i] = g(rng);
     BlockCholesky chol;
     chol.analyze(n, pairs);
-    std::vector<BlockCholesky::Mat66> blocks = diag;
-    blocks.insert(blocks.end(), off.begin(), off.end());
-    ASSERT_TRUE(chol.factorize(blocks));
-    const Eigen::VectorXd x = chol.solve(b), ref = dense.llt().solve(b);
+    ASSERT_TRUE(chol.factorize(h.blocks));
+    const Eigen::VectorXd x = chol.solve(b), ref = h.dense.llt().solve(b);
     EXPECT_LT((x - ref).norm(), 1e-10 * ref.norm()) << "trial " << trial;
-    EXPECT_LT((dense * x - b).norm(), 1e-10 * b.norm());
+    EXPECT_LT((h.dense * x - b).norm(), 1e-10 * b.norm());
   }
+}
+
+// A pile's contact graph is three-dimensional: 6 x 6 x 6 bodies, each
+// touching its lattice neighbours, numbered at random. Its separators
+// become supernodes several bodies wide, factored as dense panels. The
+// portable kernel and the AVX2 one (where the CPU has it) each solve as the
+// dense factorisation does, and agree with each other to round-off; a
+// matrix that is not positive definite is refused.
+TEST(BlockCholesky, WideSupernodesSolveAsADenseFactorisationDoes) {
+  const int side = 6, n = side * side * side;
+  std::mt19937 rng(5);
+  std::vector<int> label(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) label[std::size_t(i)] = i;
+  std::shuffle(label.begin(), label.end(), rng);
+  auto body = [&](int x, int y, int z) { return label[std::size_t((x * side + y) * side + z)]; };
+  std::vector<std::pair<int, int>> pairs;
+  for (int x = 0; x < side; ++x)
+    for (int y = 0; y < side; ++y)
+      for (int z = 0; z < side; ++z)
+        for (const auto& [u, v] : {std::pair(x + 1 < side ? body(x + 1, y, z) : -1, body(x, y, z)),
+                                   std::pair(y + 1 < side ? body(x, y + 1, z) : -1, body(x, y, z)),
+                                   std::pair(z + 1 < side ? body(x, y, z + 1) : -1, body(x, y, z))})
+          if (u >= 0) pairs.emplace_back(std::max(u, v), std::min(u, v));
+  const BlockSystem h = random_hessian(n, pairs, rng);
+  Eigen::VectorXd b(6 * n);
+  std::normal_distribution<double> g(0.0, 1.0);
+  for (int i = 0; i < 6 * n; ++i) b[i] = g(rng);
+  const Eigen::VectorXd ref = h.dense.llt().solve(b);
+  BlockCholesky chol;
+  chol.analyze(n, pairs);
+  std::printf("%d bodies, %zu pairs: %zu blocks below the diagonal in %d supernodes\n", n, pairs.size(),
+              chol.factor_blocks(), chol.supernodes());
+  EXPECT_LT(chol.supernodes(), n * 3 / 4);  // many columns share a panel
+  std::vector<Eigen::VectorXd> x;
+  const bool simd = CpuExecutor::simd_enabled();
+  for (const bool avx2 : {false, true}) {
+    if (avx2 && !cpu_supports_avx2()) continue;
+    CpuExecutor::set_simd(avx2);
+    const bool factored = chol.factorize(h.blocks);
+    EXPECT_TRUE(factored) << (avx2 ? "AVX2" : "portable");
+    if (!factored) continue;
+    x.push_back(chol.solve(b));
+    EXPECT_LT((x.back() - ref).norm(), 1e-10 * ref.norm()) << (avx2 ? "AVX2" : "portable");
+  }
+  CpuExecutor::set_simd(simd);
+  if (x.size() == 2) {
+    EXPECT_LT((x[0] - x[1]).norm(), 1e-13 * x[0].norm());
+  }
+  std::vector<BlockCholesky::Mat66> indefinite = h.blocks;
+  indefinite[std::size_t(body(3, 3, 3))] *= -1.0;
+  EXPECT_FALSE(chol.factorize(indefinite));
 }
 
 // `count` boxes turned at random (seeded), four to a layer, falling onto a
