@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -89,11 +90,11 @@ void add_mean(Times& mean, const Times& t, int steps) {
   static_assert(std::is_trivially_copyable_v<Times> && std::is_aggregate_v<Times> &&
                     sizeof(Times) % sizeof(double) == 0 && alignof(Times) == alignof(double),
                 "stage times are doubles only");
-  std::array<double, sizeof(Times) / sizeof(double)> m, x;
-  std::memcpy(m.data(), &mean, sizeof(Times));
-  std::memcpy(x.data(), &t, sizeof(Times));
+  using Doubles = std::array<double, sizeof(Times) / sizeof(double)>;
+  Doubles m = std::bit_cast<Doubles>(mean);
+  const Doubles x = std::bit_cast<Doubles>(t);
   for (std::size_t i = 0; i < m.size(); ++i) m[i] += x[i] / steps;
-  std::memcpy(&mean, m.data(), sizeof(Times));
+  mean = std::bit_cast<Times>(m);
 }
 
 // `warmup` untimed steps of dt, then `steps` timed ones, each from the time
