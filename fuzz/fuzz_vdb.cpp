@@ -33,7 +33,13 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  static const std::string path = "/tmp/eddy_fuzz_vdb_" + std::to_string(::getpid()) + ".vdb";
+  // The input goes through a file (OpenVDB reads files); the file goes
+  // when the fuzzer ends.
+  static const struct Scratch {
+    std::string path = "/tmp/eddy_fuzz_vdb_" + std::to_string(::getpid()) + ".vdb";
+    ~Scratch() { std::remove(path.c_str()); }
+  } scratch;
+  const std::string& path = scratch.path;
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);

@@ -11,6 +11,7 @@
 #include "eddy/core/mesh.h"
 #include "eddy/core/ply.h"
 #include "eddy/core/points.h"
+#include "../../temp_dir.h"
 
 namespace eddy {
 namespace {
@@ -178,14 +179,12 @@ TEST(PlyMesh, RejectsIndicesAndCountsThatAreNotIntegers) {
 }
 
 TEST(Io, AtomicWriteLeavesNoTemporaryBehind) {
-  const auto dir = std::filesystem::temp_directory_path() / "eddy_io_test";
-  std::filesystem::remove_all(dir);
+  const auto dir = test::fresh_test_dir("eddy_io_");
   write_file_atomic((dir / "sub" / "a.txt").string(), "hello");
   EXPECT_EQ(read_file((dir / "sub" / "a.txt").string()), "hello");
   int files = 0;
   for (auto& e : std::filesystem::directory_iterator(dir / "sub")) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "eddy/graph/graph.h"
 #include "eddy/graph/util.h"
 #include "eddy/graph/volumes_value.h"
+#include "../../temp_dir.h"
 
 namespace eddy {
 namespace {
@@ -116,8 +117,7 @@ TEST(Asset, ASubnetCooksBitwiseAsItsExpandedGraph) {
 }
 
 fs::path write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("eddy_asset_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const fs::path dir = test::fresh_temp_dir("eddy_asset_", "files");
   std::ofstream(dir / name) << text;
   return dir / name;
 }
@@ -219,11 +219,10 @@ TEST(Asset, TheContentsAreValidatedAndCookedAsTheyWouldBeSpeltOut) {
     EXPECT_NE(std::string(e.what()).find("(\"w/side\").params.path"), std::string::npos) << e.what();
   }
   CookOptions o;
-  o.output_dir = (fs::temp_directory_path() / ("eddy_asset_out_" + std::to_string(::getpid()))).string();
+  o.output_dir = test::fresh_test_dir("eddy_asset_out_").string();
   CookEngine e(registry(), parse_graph(graph("side.$F4.ply"), registry(), "g"), o);
   e.cook_frame(2);
   EXPECT_TRUE(fs::exists(fs::path(o.output_dir) / "side.0002.ply"));
-  fs::remove_all(o.output_dir);
 }
 
 // The catalog (the editor's and `eddy nodes --json`'s list) says what an
