@@ -7,7 +7,6 @@
 #include <Eigen/Sparse>
 #include <Eigen/SparseCholesky>
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numbers>
 #include <unordered_map>
@@ -58,11 +57,13 @@ std::pair<double, double> sum_rows(std::size_t n, F f) {
   return total;
 }
 
-// One side of a contact: the body and its 3x6 Jacobian block (contact frame
-// from the body's v and w).
+// One side of a contact: the body, its 3x6 Jacobian block (contact frame
+// from the body's v and w) and the arm from its centre of mass.
+// J = L [I, -skew(arm)], L = sign F^T (F the contact frame).
 struct Side {
   int body = -1;
   Mat36 J;
+  Vec3d arm;
 };
 
 // A contact made ready for the solve: its sides, regularisation and the
@@ -81,6 +82,7 @@ Side side(int body, const Mat3d& frame, const Vec3d& r, double sign) {
   s.body = body;
   s.J.leftCols<3>() = sign * frame.transpose();
   s.J.rightCols<3>() = -sign * frame.transpose() * skew(r);
+  s.arm = r;
   return s;
 }
 
@@ -224,7 +226,24 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     pair_block[i] = it->second;
   }
   std::vector<Mat66> blocks(block_at.size());
-  std::vector<std::array<Mat66, 3>> terms(rows.size());  // a contact's J_p^T G J_p (p = 0, 1) and its pair block
+  // The terms each block gathers, (contact, side) in the contacts' order:
+  // side 0 or 1 into the diagonal block of that side's body, 2 (the cross
+  // term) into the pair's block.
+  std::vector<int> block_start(blocks.size() + 1, 0);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (int p = 0; p < rows[i].sides; ++p) ++block_start[std::size_t(rows[i].s[p].body) + 1];
+    if (rows[i].sides == 2) ++block_start[std::size_t(pair_block[i]) + 1];
+  }
+  for (std::size_t k = 0; k < blocks.size(); ++k) block_start[k + 1] += block_start[k];
+  std::vector<std::pair<int, int>> block_terms(std::size_t(block_start.back()));
+  {
+    std::vector<int> next(block_start.begin(), block_start.end() - 1);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (int p = 0; p < rows[i].sides; ++p)
+        block_terms[std::size_t(next[std::size_t(rows[i].s[p].body)]++)] = {int(i), p};
+      if (rows[i].sides == 2) block_terms[std::size_t(next[std::size_t(pair_block[i])]++)] = {int(i), 2};
+    }
+  }
   // The factorisation: 6x6 blocks (BlockCholesky), or Eigen's scalar
   // SimplicialLDLT of the same matrix, the reference.
   BlockCholesky chol;
@@ -235,7 +254,7 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
   bool analysed = false;
 
   std::vector<Vec3d> gamma(rows.size());
-  std::vector<Mat3d> G(rows.size());
+  std::vector<Mat3d> A_world(rows.size());  // a contact's G = -d gamma / d v_c in world axes, F G F^T
   auto impulses = [&](const Eigen::VectorXd& vel, bool with_hessian) {
     each_row(rows.size(), [&](std::size_t i) {
       const Row& r = rows[i];
@@ -244,7 +263,10 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
       const Vec3d y = rinv.cwiseProduct(Vec3d(0, 0, r.reg.vhat) - vc);
       Mat3d dg;
       gamma[i] = project(r, y, with_hessian ? &dg : nullptr);
-      if (with_hessian) G[i] = dg * rinv.asDiagonal();
+      if (with_hessian) {
+        const auto L = r.s[0].J.leftCols<3>();
+        A_world[i].noalias() = L.transpose() * (dg * rinv.asDiagonal()) * L;
+      }
     });
   };
   // J^T gamma
@@ -272,31 +294,35 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     }
     if (it >= prm.max_iterations) break;
 
-    // Newton direction: (M + sum J^T G J) dv = -grad.
-    for (int b = 0; b < nb; ++b) {
-      Mat66& d = blocks[std::size_t(b)];
+    // Newton direction: (M + sum J^T G J) dv = -grad. Each block gathers
+    // its contacts' terms in the contacts' order, the blocks in parallel
+    // (the bits of a serial loop). With J_p = L_p [I, -S_p] (S_p =
+    // skew(arm_p), L_p = +-F^T) and A = L_0^T G L_0 (G in world axes), a
+    // term is s [[A, -A S_q], [S_p A, -S_p A S_q]]: s = +1 on a body's
+    // diagonal (q = p), -1 between the two sides of a contact (their L
+    // differ in sign).
+    each_row(blocks.size(), [&](std::size_t k) {
+      Mat66& d = blocks[k];
       d.setZero();
-      d.topLeftCorner<3, 3>().diagonal().setConstant(pb.mass[std::size_t(b)]);
-      d.bottomRightCorner<3, 3>() = pb.inertia[std::size_t(b)];
-    }
-    for (std::size_t k = std::size_t(nb); k < blocks.size(); ++k) blocks[k].setZero();
-    // Each contact's blocks J_p^T G J_q in parallel, then added in the
-    // contacts' order (the bits of a serial loop).
-    each_row(rows.size(), [&](std::size_t i) {
-      const Row& row = rows[i];
-      for (int p = 0; p < row.sides; ++p) {
-        const Eigen::Matrix<double, 6, 3> JtG = row.s[p].J.transpose() * G[i];
-        terms[i][p].noalias() = JtG * row.s[p].J;
-        if (row.sides == 2 && row.s[p].body > row.s[1 - p].body) terms[i][2].noalias() = JtG * row.s[1 - p].J;
+      if (k < std::size_t(nb)) {
+        d.topLeftCorner<3, 3>().diagonal().setConstant(pb.mass[k]);
+        d.bottomRightCorner<3, 3>() = pb.inertia[k];
+      }
+      for (int e = block_start[k]; e < block_start[k + 1]; ++e) {
+        const auto [i, p] = block_terms[std::size_t(e)];
+        const Row& row = rows[std::size_t(i)];
+        const Mat3d& A = A_world[std::size_t(i)];
+        const int q = p < 2 ? p : row.s[0].body > row.s[1].body ? 1 : 0;  // the column's side
+        const int r = p < 2 ? p : 1 - q;                                    // the row's side
+        const Mat3d Sr = skew(row.s[r].arm), Sq = skew(row.s[q].arm);
+        const double sign = p < 2 ? 1.0 : -1.0;
+        const Mat3d SA = sign * (Sr * A);
+        d.topLeftCorner<3, 3>() += sign * A;
+        d.topRightCorner<3, 3>().noalias() -= sign * (A * Sq);
+        d.bottomLeftCorner<3, 3>() += SA;
+        d.bottomRightCorner<3, 3>().noalias() -= SA * Sq;
       }
     });
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& row = rows[i];
-      for (int p = 0; p < row.sides; ++p) {
-        blocks[std::size_t(row.s[p].body)] += terms[i][p];
-        if (row.sides == 2 && row.s[p].body > row.s[1 - p].body) blocks[std::size_t(pair_block[i])] += terms[i][2];
-      }
-    }
     if (prm.block_factorisation) {
       if (!chol.factorize(blocks)) break;
       dv = chol.solve(-grad);
