@@ -10,7 +10,10 @@ if ! command -v blender >/dev/null; then
 fi
 scripts=$(mktemp -d)
 trap 'rm -rf "$scripts"' EXIT
-mkdir -p "$scripts/addons"
+mkdir -p "$scripts/addons" "$scripts/tmp"
+# Blender's own temporary folders (blender_XXXXXX) go there too: the
+# interactive run does not always remove its own.
+export TMPDIR="$scripts/tmp"
 ln -s "$here/../eddy_blender" "$scripts/addons/eddy_blender"
 export BLENDER_USER_SCRIPTS="$scripts" EDDY_PYTHONPATH="$build/python" EDDY_PLUGIN_PATH=
 quiet() { grep -v "^Read prefs\|^Blender quit\|^Color management\|^$" || true; }
