@@ -6,6 +6,10 @@
 #include <Eigen/Sparse>
 #include <algorithm>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
 #include "eddy/core/cpu_executor.h"
 
 #if EDDY_CPU_DISPATCH
@@ -202,6 +206,15 @@ void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower
     }
   }
 
+  // The work of each panel's updates: 6x6 products (kernel calls times
+  // their depth in blocks).
+  update_work_.assign(nodes_.size(), 0.0);
+  for (std::size_t ti = 0; ti < nodes_.size(); ++ti)
+    for (const Update& u : updates_[ti]) {
+      const Supernode& d = nodes_[std::size_t(u.from)];
+      update_work_[ti] += double(u.count) * (double(d.rows - u.start) - 0.5 * double(u.count - 1)) * double(d.width);
+    }
+
   // Where each of H's blocks goes: its column's supernode, at the row's
   // place in that panel.
   assembly_.assign(nodes_.size(), {});
@@ -226,19 +239,25 @@ void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower
 
 // Panel t less supernode u.from's product L_d L_d^T over the rows they share:
 // the rows of d from u.start down, against its rows [u.start, u.start +
-// u.count), which are columns of t. position_ holds t's row positions.
-void BlockCholesky::update(const Supernode& t, const Update& u, SubtractProductsFn kernel) {
+// u.count), which are columns of t; only t's block rows [lo, hi).
+// position_ holds t's row positions.
+void BlockCholesky::update(const Supernode& t, const Update& u, SubtractProductsFn kernel, int lo, int hi) {
   const Supernode& d = nodes_[std::size_t(u.from)];
   const int m = d.rows - u.start;
   const int* R = rows_.data() + d.row_begin + u.start;
   const double* below = row(d, d.width + u.start);  // d's row u.start
   const std::size_t sd = d.row_size(), st = t.row_size();
   double* pt = values_.data() + t.offset;
+  // R ascends, so the panel row a row of d lands on does too.
+  auto at = [&](int i) { return R[i] < t.first + t.width ? R[i] - t.first : position_[std::size_t(R[i])]; };
+  int first = 0;  // the first of d's rows on panel row lo or below
+  while (first < m && at(first) < lo) ++first;
   for (int k = 0; k < u.count; ++k) {
     double* column = pt + std::size_t(36 * (R[k] - t.first));
-    for (int i = k; i < m; ++i) {
-      const int at = R[i] < t.first + t.width ? R[i] - t.first : position_[std::size_t(R[i])];
-      kernel(column + std::size_t(at) * st, below + std::size_t(i) * sd, below + std::size_t(k) * sd, 6 * d.width);
+    for (int i = std::max(k, first); i < m; ++i) {
+      const int a = at(i);
+      if (a >= hi) break;
+      kernel(column + std::size_t(a) * st, below + std::size_t(i) * sd, below + std::size_t(k) * sd, 6 * d.width);
     }
   }
 }
@@ -246,6 +265,7 @@ void BlockCholesky::update(const Supernode& t, const Update& u, SubtractProducts
 bool BlockCholesky::factorize(const std::vector<Mat66>& blocks) {
   const SubtractProductsFn kernel = subtract_products_kernel();
   std::fill(values_.begin(), values_.end(), 0.0);
+  shared_steps_ = 0;
   for (std::size_t ti = 0; ti < nodes_.size(); ++ti) {
     const Supernode& t = nodes_[ti];
     for (const Assembly& a : assembly_[ti]) {
@@ -257,7 +277,24 @@ bool BlockCholesky::factorize(const std::vector<Mat66>& blocks) {
     }
     const int* R = rows_.data() + t.row_begin;
     for (int q = 0; q < t.rows; ++q) position_[std::size_t(R[q])] = t.width + q;
-    for (const Update& u : updates_[ti]) update(t, u, kernel);
+    // A step of a panel with work enough (the updates, or a column of a
+    // wide panel: the separators at the top of the tree, most of a pile's
+    // factorisation) shares the panel's block rows [begin, end) among TBB's
+    // threads; each block is computed as on one thread, the same bits.
+    const int panel_rows = t.width + t.rows;
+    auto rows_of = [&](int begin, double work, const auto& f) {
+      if (work < kShareWork || panel_rows - begin < 8) {
+        f(begin, panel_rows);
+        return;
+      }
+      ++shared_steps_;
+      const int grain = std::max(4, (panel_rows - begin) / 16);
+      tbb::parallel_for(tbb::blocked_range<int>(begin, panel_rows, grain),
+                        [&](const tbb::blocked_range<int>& r) { f(r.begin(), r.end()); }, tbb::simple_partitioner());
+    };
+    rows_of(0, update_work_[ti], [&](int lo, int hi) {
+      for (const Update& u : updates_[ti]) update(t, u, kernel, lo, hi);
+    });
     // The panel's own columns, block column by block column (left-looking):
     // each block less its row's products with row j over the columns
     // before, then L_jj = chol(block jj) and L_ij = block ij L_jj^-T.
@@ -271,11 +308,13 @@ bool BlockCholesky::factorize(const std::vector<Mat66>& blocks) {
       Mat66& inv = diag_inv_[std::size_t(t.first + j)];
       inv = diag.triangularView<Eigen::Lower>().solve(Mat66::Identity());
       const Mat66 inv_t = inv.transpose();
-      for (int i = j + 1; i < t.width + t.rows; ++i) {
-        Block b(row(t, i) + 36 * j);
-        kernel(b.data(), row(t, i), rj, 6 * j);
-        b = (b * inv_t).eval();
-      }
+      rows_of(j + 1, double(panel_rows - j - 1) * double(j), [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i) {
+          Block b(row(t, i) + 36 * j);
+          kernel(b.data(), row(t, i), rj, 6 * j);
+          b = (b * inv_t).eval();
+        }
+      });
     }
   }
   return true;

@@ -397,6 +397,16 @@ TEST(BlockCholesky, WideSupernodesSolveAsADenseFactorisationDoes) {
   if (x.size() == 2) {
     EXPECT_LT((x[0] - x[1]).norm(), 1e-13 * x[0].norm());
   }
+  // The top panels' rows are shared among the threads; on one thread the
+  // factor is the same to the bit.
+  ASSERT_TRUE(chol.factorize(h.blocks));
+  EXPECT_GT(chol.shared_steps(), 0);
+  const Eigen::VectorXd all_threads = chol.solve(b);
+  {
+    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    ASSERT_TRUE(chol.factorize(h.blocks));
+  }
+  EXPECT_TRUE(chol.solve(b) == all_threads);
   std::vector<BlockCholesky::Mat66> indefinite = h.blocks;
   indefinite[std::size_t(body(3, 3, 3))] *= -1.0;
   EXPECT_FALSE(chol.factorize(indefinite));

@@ -21,9 +21,12 @@
 //              the rows they share, then the panel's own block columns in
 //              turn (L_jj = chol of its block, L_ij = block L_jj^-T). Every
 //              product is one kernel, 6x6 less a row of blocks times
-//              another's transpose, in AVX2 where the CPU has it (one
-//              thread: sharing a wide panel's blocks among two showed no
-//              gain in bench_factorisation);
+//              another's transpose, in AVX2 where the CPU has it. A
+//              panel's block rows are shared among TBB's threads where a
+//              step of it has the work (the separators at the top of the
+//              elimination tree, four fifths of a 1,000-box pile's
+//              factorisation); every block is computed as on one thread,
+//              so the bits do not depend on the thread count;
 //   solve      L y = b, then L^T x = y.
 #include <Eigen/Core>
 #include <cstddef>
@@ -50,6 +53,9 @@ class BlockCholesky {
   // and how many supernodes hold them.
   std::size_t factor_blocks() const { return factor_blocks_; }
   int supernodes() const { return int(nodes_.size()); }
+  // Steps of the last factorize() that shared a panel's block rows among
+  // threads (decided by their work, whatever the thread count).
+  int shared_steps() const { return shared_steps_; }
 
  private:
   struct Supernode {
@@ -72,7 +78,11 @@ class BlockCholesky {
 
   // subtract_products or its AVX2 twin (block_cholesky.cpp).
   using SubtractProductsFn = void (*)(double* s, const double* a, const double* b, int depth);
-  void update(const Supernode& t, const Update& u, SubtractProductsFn kernel);
+  // Panel t less u's product, on the panel's block rows [lo, hi).
+  void update(const Supernode& t, const Update& u, SubtractProductsFn kernel, int lo, int hi);
+  // Work (6x6 products) above which a step of a panel shares its block
+  // rows among threads: about 10 us on one core.
+  static constexpr double kShareWork = 1e3;
   // Block row i of supernode t's panel (its diagonal rows first, then the rows below).
   double* row(const Supernode& t, int i) { return values_.data() + t.offset + std::size_t(i) * t.row_size(); }
   const double* row(const Supernode& t, int i) const {
@@ -89,7 +99,9 @@ class BlockCholesky {
   std::vector<double> values_;                      // the panels
   std::vector<Mat66> diag_inv_;                     // L_kk^-1 of each permuted column k
   std::vector<int> position_;                       // scratch: a row's block position in the panel being built
+  std::vector<double> update_work_;                 // per supernode: 6x6 products of its updates
   std::size_t factor_blocks_ = 0;
+  int shared_steps_ = 0;
 };
 
 }  // namespace eddy
