@@ -36,6 +36,7 @@
 #include <vector>
 
 #include <Eigen/SparseCholesky>
+#include <tbb/global_control.h>
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/rigid/block_cholesky.h"
@@ -386,8 +387,9 @@ void report(const char* engine, const Result& r, const Result& eddy) {
 // diagonal ones (3,400 pairs, as many as the 1,000-box pile's), numbered at
 // random, with blocks shaped as SAP's (a diagonal mass block, a random
 // J^T J per pair). Factorised by the 6x6-block supernodal Cholesky with
-// its AVX2 kernel and with the portable one, and by Eigen's scalar
-// SimplicialLDLT (pattern analysed once, as SAP does), best of three each.
+// its AVX2 kernel and with the portable one (on all threads and on one),
+// and by Eigen's scalar SimplicialLDLT (pattern analysed once, as SAP
+// does), best of three each.
 void bench_factorisation() {
   const int side = 10, n = side * side * side;
   std::mt19937 rng(1);
@@ -443,8 +445,16 @@ void bench_factorisation() {
   for (const bool avx2 : {true, false}) {
     if (avx2 && !cpu_supports_avx2()) continue;
     CpuExecutor::set_simd(avx2);
-    std::printf("  6x6-block supernodal Cholesky (%s kernel): factorise %.1f ms\n", avx2 ? "AVX2" : "portable",
-                best_ms([&] { chol.factorize(blocks); }));
+    const double all = best_ms([&] { chol.factorize(blocks); });
+    const int shared = chol.shared_steps();
+    double one = 0;
+    {
+      tbb::global_control g(tbb::global_control::max_allowed_parallelism, 1);
+      one = best_ms([&] { chol.factorize(blocks); });
+    }
+    std::printf("  6x6-block supernodal Cholesky (%s kernel): factorise %.1f ms (%d steps shared among the threads; "
+                "%.1f ms on one thread)\n",
+                avx2 ? "AVX2" : "portable", all, shared, one);
   }
   CpuExecutor::set_simd(simd);
   std::vector<Eigen::Triplet<double>> t;
