@@ -72,15 +72,6 @@ __attribute__((target("avx2,fma"))) void subtract_products_avx2(double* s, const
 }
 #endif
 
-using SubtractProducts = void (*)(double*, const double*, const double*, int);
-
-SubtractProducts subtract_products_kernel() {
-#if EDDY_CPU_DISPATCH
-  static const bool fma = __builtin_cpu_supports("fma");
-  if (CpuExecutor::uses_avx2() && fma) return subtract_products_avx2;
-#endif
-  return subtract_products;
-}
 
 // Walks the rows of L over H's lower pattern `h` (h[i]: the columns of H's
 // blocks left of the diagonal in row i): row i holds column j < i when j is
@@ -105,6 +96,14 @@ void row_subtrees(const std::vector<std::vector<int>>& h, std::vector<int>& pare
 }
 
 }  // namespace
+
+BlockCholesky::SubtractProductsFn BlockCholesky::subtract_products_kernel() {
+#if EDDY_CPU_DISPATCH
+  static const bool fma = __builtin_cpu_supports("fma");
+  if (CpuExecutor::uses_avx2() && fma) return subtract_products_avx2;
+#endif
+  return subtract_products;
+}
 
 void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower) {
   n_ = n;
@@ -194,26 +193,23 @@ void BlockCholesky::analyze(int n, const std::vector<std::pair<int, int>>& lower
   position_.assign(un, 0);
 
   // Which supernode updates which: a supernode's rows fall into later
-  // supernodes in runs (rows ascending, supernodes contiguous).
+  // supernodes in runs (rows ascending, supernodes contiguous). With each
+  // panel's update work: 6x6 products (kernel calls times their depth in
+  // blocks).
   updates_.assign(nodes_.size(), {});
+  update_work_.assign(nodes_.size(), 0.0);
   for (int d = 0; d < int(nodes_.size()); ++d) {
     const Supernode& s = nodes_[std::size_t(d)];
     const int* R = rows_.data() + s.row_begin;
     for (int q = 0; q < s.rows;) {
       const int target = node_of[std::size_t(R[q])], start = q;
       while (q < s.rows && node_of[std::size_t(R[q])] == target) ++q;
-      updates_[std::size_t(target)].push_back({d, start, q - start});
+      const int count = q - start;
+      updates_[std::size_t(target)].push_back({d, start, count});
+      update_work_[std::size_t(target)] +=
+          double(count) * (double(s.rows - start) - 0.5 * double(count - 1)) * double(s.width);
     }
   }
-
-  // The work of each panel's updates: 6x6 products (kernel calls times
-  // their depth in blocks).
-  update_work_.assign(nodes_.size(), 0.0);
-  for (std::size_t ti = 0; ti < nodes_.size(); ++ti)
-    for (const Update& u : updates_[ti]) {
-      const Supernode& d = nodes_[std::size_t(u.from)];
-      update_work_[ti] += double(u.count) * (double(d.rows - u.start) - 0.5 * double(u.count - 1)) * double(d.width);
-    }
 
   // Where each of H's blocks goes: its column's supernode, at the row's
   // place in that panel.

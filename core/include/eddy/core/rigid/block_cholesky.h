@@ -76,8 +76,10 @@ class BlockCholesky {
     int from, start, count;
   };
 
-  // subtract_products or its AVX2 twin (block_cholesky.cpp).
+  // subtract_products or its AVX2 twin (block_cholesky.cpp), whichever
+  // this CPU and CpuExecutor::set_simd allow.
   using SubtractProductsFn = void (*)(double* s, const double* a, const double* b, int depth);
+  static SubtractProductsFn subtract_products_kernel();
   // Panel t less u's product, on the panel's block rows [lo, hi).
   void update(const Supernode& t, const Update& u, SubtractProductsFn kernel, int lo, int hi);
   // Work (6x6 products) above which a step of a panel shares its block
