@@ -196,7 +196,7 @@ Result run_eddy(const Scene& s, double h, bool block = true) {
   solver.load(bodies(s));
   solver.set_colliders(colliders(s));
   int k = 0;
-  double detect = 0, solve = 0, iterations = 0, contacts = 0, searches = 0;
+  double detect = 0, solve = 0, iterations = 0, contacts = 0, searches = 0, islands = 0, largest = 0;
   Result r = drive(
       s, h,
       [&] {
@@ -207,12 +207,15 @@ Result run_eddy(const Scene& s, double h, bool block = true) {
         iterations += st.iterations;
         contacts += st.contacts;
         searches += solver.sap_stats().line_search_steps;
+        islands += solver.sap_stats().islands;
+        largest += solver.sap_stats().largest_island;
       },
       [&](Bodies& b) { b = solver.bodies(); });
-  char buf[160];
+  char buf[256];
   std::snprintf(buf, sizeof buf,
-                "detect %.3f ms, solve %.3f ms a step; %.1f SAP iterations, %.1f line-search evaluations, %.0f contacts",
-                1e3 * detect / k, 1e3 * solve / k, iterations / k, searches / k, contacts / k);
+                "detect %.3f ms, solve %.3f ms a step; %.1f SAP iterations, %.1f line-search evaluations, %.0f contacts, "
+                "%.1f islands (largest %.0f bodies)",
+                1e3 * detect / k, 1e3 * solve / k, iterations / k, searches / k, contacts / k, islands / k, largest / k);
   r.detail = buf;
   return r;
 }

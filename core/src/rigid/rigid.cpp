@@ -158,6 +158,7 @@ void RigidSolver::take_step(float dt, float time, StageClock& clock, RigidStepSt
   sp.max_iterations = params_.max_iterations;
   sp.model = params_.friction_model;
   sp.block_factorisation = block_factorisation_;
+  sp.islands = islands_;
   sap_ = sap_solve(pb, sp, v_, &gamma_, &reg_);
   times_.solve = clock.lap();
 

@@ -153,8 +153,11 @@ Vec3d lagged_project(const Vec3d& y, double bound, Mat3d* dgamma_dy) {
   return g;
 }
 
-SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& v, std::vector<Vec3d>* gamma_out,
-                   std::vector<SapRegularisation>* reg_out) {
+namespace {
+
+// One problem, all its bodies together (sap_solve without islands).
+SapStats solve_whole(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& v, std::vector<Vec3d>* gamma_out,
+                     std::vector<SapRegularisation>* reg_out) {
   const int nb = int(pb.mass.size());
   const int n = 6 * nb;
   const double h = pb.h;
@@ -394,6 +397,105 @@ SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& 
     reg_out->resize(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) (*reg_out)[i] = rows[i].reg;
   }
+  stats.islands = 1;
+  stats.largest_island = nb;
+  return stats;
+}
+
+}  // namespace
+
+SapStats sap_solve(const SapProblem& pb, const SapParams& prm, Eigen::VectorXd& v, std::vector<Vec3d>* gamma_out,
+                   std::vector<SapRegularisation>* reg_out) {
+  const int nb = int(pb.mass.size());
+  if (!prm.islands || nb <= 1) return solve_whole(pb, prm, v, gamma_out, reg_out);
+  // Islands by union-find over the contacts between two bodies, each root
+  // its smallest body; numbered in the order of their smallest bodies.
+  std::vector<int> root(static_cast<std::size_t>(nb));
+  for (int b = 0; b < nb; ++b) root[std::size_t(b)] = b;
+  auto find = [&](int b) {
+    while (root[std::size_t(b)] != b) b = root[std::size_t(b)] = root[std::size_t(root[std::size_t(b)])];
+    return b;
+  };
+  for (const SapContact& c : pb.contacts)
+    if (c.a >= 0 && c.b >= 0) {
+      const int x = find(c.a), y = find(c.b);
+      if (x != y) root[std::size_t(std::max(x, y))] = std::min(x, y);
+    }
+  std::vector<int> island(static_cast<std::size_t>(nb)), local(static_cast<std::size_t>(nb));
+  std::vector<std::vector<int>> members;
+  for (int b = 0; b < nb; ++b) {
+    const int r = find(b);
+    if (r == b) {
+      island[std::size_t(b)] = int(members.size());
+      members.emplace_back();
+    } else {
+      island[std::size_t(b)] = island[std::size_t(r)];
+    }
+    std::vector<int>& m = members[std::size_t(island[std::size_t(b)])];
+    local[std::size_t(b)] = int(m.size());
+    m.push_back(b);
+  }
+  std::vector<std::vector<int>> touching(members.size());  // contacts of each island, in order
+  for (std::size_t i = 0; i < pb.contacts.size(); ++i) {
+    const SapContact& c = pb.contacts[i];
+    touching[std::size_t(island[std::size_t(c.a >= 0 ? c.a : c.b)])].push_back(int(i));
+  }
+  std::vector<int> solved;  // islands with a contact, largest first (the longest tasks start first)
+  for (std::size_t k = 0; k < members.size(); ++k)
+    if (!touching[k].empty()) solved.push_back(int(k));
+  if (solved.size() == 1 && members[std::size_t(solved[0])].size() == std::size_t(nb))
+    return solve_whole(pb, prm, v, gamma_out, reg_out);
+  std::stable_sort(solved.begin(), solved.end(),
+                   [&](int x, int y) { return members[std::size_t(x)].size() > members[std::size_t(y)].size(); });
+
+  // A body touching nothing moves at its free velocity.
+  v = pb.v_star;
+  if (gamma_out) gamma_out->assign(pb.contacts.size(), Vec3d::Zero());
+  if (reg_out) reg_out->assign(pb.contacts.size(), SapRegularisation{});
+  std::vector<SapStats> part(solved.size());
+  tbb::parallel_for(std::size_t(0), solved.size(), [&](std::size_t s) {
+    const std::vector<int>& m = members[std::size_t(solved[s])];
+    const std::vector<int>& ci = touching[std::size_t(solved[s])];
+    SapProblem sub;
+    sub.h = pb.h;
+    const Eigen::Index n = Eigen::Index(6 * m.size());
+    sub.v_star.resize(n);
+    if (pb.v_guess.size() == pb.v_star.size()) sub.v_guess.resize(n);
+    for (std::size_t k = 0; k < m.size(); ++k) {
+      const std::size_t b = std::size_t(m[k]);
+      sub.mass.push_back(pb.mass[b]);
+      sub.inertia.push_back(pb.inertia[b]);
+      sub.v_star.segment<6>(Eigen::Index(6 * k)) = pb.v_star.segment<6>(Eigen::Index(6 * b));
+      if (sub.v_guess.size()) sub.v_guess.segment<6>(Eigen::Index(6 * k)) = pb.v_guess.segment<6>(Eigen::Index(6 * b));
+    }
+    sub.contacts.reserve(ci.size());
+    for (int i : ci) {
+      SapContact c = pb.contacts[std::size_t(i)];
+      if (c.a >= 0) c.a = local[std::size_t(c.a)];
+      if (c.b >= 0) c.b = local[std::size_t(c.b)];
+      sub.contacts.push_back(c);
+    }
+    Eigen::VectorXd sv;
+    std::vector<Vec3d> sg;
+    std::vector<SapRegularisation> sr;
+    part[s] = solve_whole(sub, prm, sv, gamma_out ? &sg : nullptr, reg_out ? &sr : nullptr);
+    for (std::size_t k = 0; k < m.size(); ++k)
+      v.segment<6>(Eigen::Index(6 * m[k])) = sv.segment<6>(Eigen::Index(6 * k));
+    for (std::size_t k = 0; k < ci.size(); ++k) {
+      if (gamma_out) (*gamma_out)[std::size_t(ci[k])] = sg[k];
+      if (reg_out) (*reg_out)[std::size_t(ci[k])] = sr[k];
+    }
+  });
+  SapStats stats;
+  stats.converged = true;
+  for (const SapStats& p : part) {
+    stats.iterations = std::max(stats.iterations, p.iterations);
+    stats.converged = stats.converged && p.converged;
+    stats.residual = std::max(stats.residual, p.residual);
+    stats.line_search_steps += p.line_search_steps;
+    stats.largest_island = std::max(stats.largest_island, p.largest_island);
+  }
+  stats.islands = int(solved.size());
   return stats;
 }
 

@@ -84,6 +84,9 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   // SAP's linear systems by the 6x6-block Cholesky (the default) or by
   // Eigen's scalar LDLT, the reference (SapParams::block_factorisation).
   void set_block_factorisation(bool on) { block_factorisation_ = on; }
+  // Each island of bodies in contact solved apart (the default), or all
+  // bodies in one problem, the reference (SapParams::islands).
+  void set_islands(bool on) { islands_ = on; }
 
  protected:
   void take_step(float dt, float time, StageClock& clock, RigidStepStats& s) override;
@@ -102,6 +105,7 @@ class RigidSolver final : public Solver<RigidParams, RigidStepStats, RigidStageT
   Eigen::VectorXd v_;
   RigidStageTimes times_;
   bool block_factorisation_ = true;
+  bool islands_ = true;
 };
 
 struct RigidFrameStats {

@@ -68,6 +68,12 @@ struct SapParams {
   // Newton's linear systems by the 6x6-block Cholesky (block_cholesky.h);
   // false: Eigen's scalar SimplicialLDLT, the reference it is tested against.
   bool block_factorisation = true;
+  // Each island (bodies linked through contacts with each other; the world
+  // links none) solved as a problem of its own, the islands in parallel,
+  // a body touching nothing at its free velocity: the same minimiser, as
+  // the cost is a sum over islands, and each island's Newton iterations
+  // as many as it needs. false: all bodies in one problem, the reference.
+  bool islands = true;
 };
 
 // The regularisation of one contact.
@@ -95,6 +101,8 @@ struct SapStats {
   bool converged = false;   // within the tolerance
   double residual = 0;      // final ||D (M (v - v*) - J^T gamma)|| / reference (relative)
   int line_search_steps = 0;  // total line-search evaluations
+  int islands = 0;          // problems solved (islands with a contact; 1 without islands)
+  int largest_island = 0;   // bodies in the largest of them
 };
 
 // The problem of one step: bodies' masses and world inertias, the free
@@ -110,7 +118,9 @@ struct SapProblem {
 
 // Solves the step's problem; v receives the velocities (6 n), gamma the
 // contacts' impulses (N s, contact frames) and reg their regularisation.
-// Non-convergence is a status in the statistics, not an exception.
+// Non-convergence is a status in the statistics, not an exception. With
+// islands, the statistics are the worst island's (iterations, residual,
+// converged) and the sum of the line-search evaluations.
 SapStats sap_solve(const SapProblem& problem, const SapParams& params, Eigen::VectorXd& v,
                    std::vector<Vec3d>* gamma = nullptr, std::vector<SapRegularisation>* reg = nullptr);
 
