@@ -15,7 +15,9 @@
 // contact query on the poses each engine reports), and how fast the
 // fastest box still moves at the end. Each engine with its own defaults
 // apart from the time step, friction 0.5 and gravity.
-// Then SAP's Newton system alone, Eddy's factorisations side by side on a
+// On the pile and the pebbles, Eddy also with Castro et al.'s near-rigid
+// bound (near_rigid 1; Eddy's is 0.4), which sets how deep an impact sinks
+// into a contact. Then SAP's Newton system alone, Eddy's factorisations side by side on a
 // pile's pattern (bench_factorisation).
 // The scalar-LDLT reference runs on piles of 100 to 500 bodies (beyond,
 // it would take hours).
@@ -188,9 +190,11 @@ Result drive(const Scene& s, double h, const std::function<void()>& step, const 
 
 // `block`: SAP's systems by the 6x6-block Cholesky (the default), else by
 // Eigen's scalar LDLT (the reference), to measure the one against the other.
-Result run_eddy(const Scene& s, double h, bool block = true) {
+// `beta`: SAP's near-rigid bound (RigidParams::near_rigid; 1 by default).
+Result run_eddy(const Scene& s, double h, bool block = true, float beta = RigidParams{}.near_rigid) {
   RigidParams p;
   p.time_step = float(h);
+  p.near_rigid = beta;
   RigidSolver solver(p);
   solver.set_block_factorisation(block);
   solver.load(bodies(s));
@@ -373,14 +377,14 @@ Result run_bullet(const Scene& s, double h) {
 
 void report(const char* engine, const Result& r, const Result& eddy) {
   if (!r.ran) {
-    std::printf("  %-18s did not run (see the message above)\n", engine);
+    std::printf("  %-21s did not run (see the message above)\n", engine);
     return;
   }
-  std::printf("  %-18s %8.3f ms/step (%5.2fx Eddy's)  deepest %7.3f mm (end %7.3f mm)  top drift %8.3f mm  "
+  std::printf("  %-21s %8.3f ms/step (%5.2fx Eddy's)  deepest %7.3f mm (end %7.3f mm)  top drift %8.3f mm  "
               "fastest at end %.3f m/s\n",
               engine, r.ms_per_step, r.ms_per_step / eddy.ms_per_step, 1e3 * r.deepest, 1e3 * r.deepest_end,
               1e3 * r.top_drift, r.max_speed_end);
-  if (!r.detail.empty()) std::printf("                     %s\n", r.detail.c_str());
+  if (!r.detail.empty()) std::printf("                        %s\n", r.detail.c_str());
 }
 
 }  // namespace
@@ -493,6 +497,9 @@ int main(int argc, char** argv) {
     const Result e = run_eddy(s, h);
     report("Eddy", e, e);
     if (s.boxes.size() >= 100 && s.boxes.size() <= 500) report("Eddy (scalar LDLT)", run_eddy(s, h, false), e);
+    // Castro et al.'s near-rigid bound, beta = 1: an impact at v sinks
+    // about v h beta / (2 pi) into a near-rigid contact.
+    if (s.boxes.size() >= 100) report("Eddy (near_rigid 1)", run_eddy(s, h, true, 1.0f), e);
 #ifdef EDDY_HAVE_MUJOCO
     report("MuJoCo", run_mujoco(s, h), e);
 #endif

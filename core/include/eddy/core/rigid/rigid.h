@@ -30,7 +30,7 @@ struct RigidParams {
   float contact_stiffness = 1e8f;     // N/m, k of each contact point (beyond what the step resolves: near-rigid)
   float dissipation_time = 0.02f;     // s, tau of the Kelvin-Voigt contact
   float friction_regularisation = 1e-3f;  // sigma: stiction creeps at about sigma times the free speed
-  float near_rigid = 1.0f;            // beta: contact no stiffer than the step resolves
+  float near_rigid = 0.4f;            // beta: contact no stiffer than the step resolves (Castro et al.: 1)
   float contact_margin = 0.005f;      // m, contacts are made this far before touching
   float tolerance = 1e-6f;            // SAP's relative tolerance on the momentum residual
   int max_iterations = 100;           // SAP's Newton iterations per step
