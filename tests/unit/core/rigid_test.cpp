@@ -461,12 +461,12 @@ TEST(BlockCholesky, SapStepsAsWithTheScalarFactorisation) {
 // (relative 1e-6 on the momenta: here, 1e-6 of the fastest box's speed;
 // angular velocities weighted by the boxes' half size). Over many steps
 // the two would part: a tumbling heap amplifies any difference.
-TEST(Sap, IslandsStepAsOneProblemDoes) {
-  RigidSolver s(RigidParams{});
-  load_tumbling_boxes(s, 20, 4);
+// Two heaps of `n` tumbling boxes a metre apart and a box falling alone
+// beside them (body 2 n).
+static void load_two_heaps(RigidSolver& s, int n) {
+  load_tumbling_boxes(s, n, 4);
   Bodies b = s.bodies();
-  const std::size_t n = b.size();
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < std::size_t(n); ++i) {
     const BodyGeometry g = b.geometry[i];
     const Vec3d x = b.x[i] + Vec3d(1.0, 0, 0);
     const Quatd q = b.q[i];
@@ -476,6 +476,12 @@ TEST(Sap, IslandsStepAsOneProblemDoes) {
   lone.half = Vec3d(0.05, 0.05, 0.05);
   b.add("lone", lone, 500.0, Vec3d(-1.0, 0.8, 0), Quatd::Identity());
   s.load(b);
+}
+
+TEST(Sap, IslandsStepAsOneProblemDoes) {
+  RigidSolver s(RigidParams{});
+  const std::size_t n = 20;
+  load_two_heaps(s, int(n));
   double worst = 0;
   int checked = 0;
   for (int k = 0; k < 300; ++k) {
@@ -543,6 +549,32 @@ TEST(RigidSolver, StepsToTheSameBitsOnOneThreadAsOnAll) {
       ASSERT_EQ(one.w[i][k], all.w[i][k]) << "body " << i;
     }
   }
+}
+
+// The islands are solved in parallel, each as on one thread: two heaps
+// step 200 times to the same bits on one thread as on all of them.
+TEST(Sap, IslandsStepToTheSameBitsOnOneThreadAsOnAll) {
+  auto run = [](int threads) {
+    tbb::global_control g(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
+    RigidSolver s(RigidParams{});
+    load_two_heaps(s, 20);
+    int most = 0;
+    for (int k = 0; k < 200; ++k) {
+      s.step(1e-3f, float(k * 1e-3));
+      most = std::max(most, s.sap_stats().islands);
+    }
+    return std::make_pair(s.bodies(), most);
+  };
+  const auto [one, islands] = run(1);
+  const auto [all, islands_all] = run(int(tbb::info::default_concurrency()));
+  EXPECT_GE(islands, 2);
+  EXPECT_EQ(islands, islands_all);
+  for (std::size_t i = 0; i < one.size(); ++i)
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(one.x[i][k], all.x[i][k]) << "body " << i;
+      ASSERT_EQ(one.v[i][k], all.v[i][k]) << "body " << i;
+      ASSERT_EQ(one.w[i][k], all.w[i][k]) << "body " << i;
+    }
 }
 
 // A contact's stiffness and dissipation from its two surfaces': the
