@@ -17,8 +17,8 @@
 // apart from the time step, friction 0.5 and gravity.
 // On the pile and the pebbles, Eddy also with Castro et al.'s near-rigid
 // bound (near_rigid 1; Eddy's is 0.4), which sets how deep an impact sinks
-// into a contact. Then SAP's Newton system alone, Eddy's factorisations side by side on a
-// pile's pattern (bench_factorisation).
+// into a contact. Then SAP's Newton system alone, Eddy's factorisations
+// side by side on a pile's pattern (bench_factorisation).
 // The scalar-LDLT reference runs on piles of 100 to 500 bodies (beyond,
 // it would take hours).
 //   eddy_bench_rigid [pile_boxes [pebbles [pile_seconds]]]
@@ -190,7 +190,7 @@ Result drive(const Scene& s, double h, const std::function<void()>& step, const 
 
 // `block`: SAP's systems by the 6x6-block Cholesky (the default), else by
 // Eigen's scalar LDLT (the reference), to measure the one against the other.
-// `beta`: SAP's near-rigid bound (RigidParams::near_rigid; 1 by default).
+// `beta`: SAP's near-rigid bound (RigidParams::near_rigid; Eddy's default unless given).
 Result run_eddy(const Scene& s, double h, bool block = true, float beta = RigidParams{}.near_rigid) {
   RigidParams p;
   p.time_step = float(h);

@@ -72,7 +72,6 @@ __attribute__((target("avx2,fma"))) void subtract_products_avx2(double* s, const
 }
 #endif
 
-
 // Walks the rows of L over H's lower pattern `h` (h[i]: the columns of H's
 // blocks left of the diagonal in row i): row i holds column j < i when j is
 // reached from one of them by climbing the elimination tree up to i (Liu's
