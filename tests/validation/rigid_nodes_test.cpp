@@ -208,6 +208,9 @@ TEST(CoupledBodiesNode, ACrateDroppedIntoTheWaterIsCaughtByIt) {
 TEST(CoupledBodiesNode, ACrateDroppedIntoDfsphWaterIsCaughtByIt) {
   crate_is_caught(R"("SPHSolver", "params": {"method": "dfsph", )");
 }
+TEST(CoupledBodiesNode, ACrateDroppedIntoMpmWaterIsCaughtByIt) {
+  crate_is_caught(R"("MPMSolver", "params": {"material": "water", )");
+}
 
 // As every solver node (tests/unit/library/solver_node_test.cpp): a frame
 // resumed from the cache (liquid and bodies loaded from the cached frame's

@@ -31,7 +31,7 @@ NodeSpec& CoupledBodies::spec(NodeSpec& s, const std::string& what) {
           true, true)
       .output("bodies", "bodies", "The bodies of the frame (empty when none are linked).")
       .param_float("body_time_step", d.time_step, 1e-6, 0.1, "s",
-                   "Longest step of the bodies: each " + what + (what == "liquid" ? " substep" : " step") +
+                   "Longest step of the bodies: each " + what + (what == "soft bodies" ? " step" : " substep") +
                        " takes equal body steps of at most this.");
   return s;
 }
