@@ -107,10 +107,11 @@ void register_mpm(Registry& r) {
         "Substeps adapt to the CFL and elastic wave speed. SI units. Stops with an error naming the frame when "
         "the simulation becomes unstable. Rigid bodies linked into `bodies` are pushed by the material and push "
         "it back: each grid node a body's surface holds gives the body the node's change of momentum. Sand bears "
-        "them (a stone-like box dropped on a bed rests a few millimetres into it). In water a body moves as "
-        "through a thick liquid and floats high (at 4 cm cells a box of half the water's density stood at 0.6 "
-        "to 0.9 of its draft, by how it started, still sinking by millimetres a second after 3 s): for "
-        "buoyancy to the percent use PBFSolver or SPHSolver.",
+        "them (a stone-like box dropped on a bed rests a few millimetres into it). In water a body wants a fine grid, eight "
+        "cells or more across its height: at four it moves as through a thick liquid and floats high (a box of "
+        "half the water's density 16 cm tall stood at 0.6 to 0.9 of its draft at dx = 4 cm, still sinking by "
+        "millimetres a second after 3 s); at eight it bobs and settles 8 to 10 % deep. For buoyancy to the "
+        "percent use PBFSolver or SPHSolver.",
         "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "
         "the deformation gradient F (rows F0, F1, F2), the affine matrix C (C0..C2) and Jp.");
     CoupledBodies::spec(s, "material");
