@@ -355,6 +355,34 @@ TEST(Coupling, ABoxDroppedOnMpmSandRestsOnItAndSinksInWater) {
   }
 }
 
+// MPM keeps its material in its domain box by itself, and the bodies
+// stepped with it meet the box's faces as walls too (SolverBase::own_walls):
+// with no collider in the scene, a box dropped beside a block of sand lands
+// on the domain's floor and rests there.
+TEST(Coupling, BodiesMeetTheMpmDomainsWalls) {
+  MpmParams p;
+  p.domain_min = vec3(0.0f);
+  p.domain_max = vec3(0.5f);
+  p.domain_friction = 0.5f;
+  const std::unique_ptr<MpmSolver> s = make_mpm_solver_cpu(p);
+  Bodies b;
+  BodyGeometry g;
+  g.half = Vec3d(0.05, 0.04, 0.05);
+  b.add("box", g, 2000.0, Vec3d(0.35, 0.2, 0.25), Quatd::Identity());
+  BodyCoupling c(*s, RigidParams{}, b, {});
+  c.place(0.0);
+  s->load(test::block(10, 5, 10, kR), MpmMaterial::Sand);  // 0.2 m a side, 0.1 m high, in a corner
+  double t = 0;
+  for (int f = 1; f <= 24; ++f, t += 1.0 / kFps) {
+    c.begin_frame(f);
+    mpm_advance_frame(*s, t, 1.0 / kFps, 0.0f, f, {});
+  }
+  const Bodies& B = c.rigid().bodies();
+  std::printf("box at %.5f m (its half height 0.04), %.4f m/s\n", B.x[0].y(), B.v[0].norm());
+  EXPECT_NEAR(B.x[0].y(), 0.04, 0.001);
+  EXPECT_LT(B.v[0].norm(), 0.01);
+}
+
 // A box held under water at three heights a third of `step` apart (the
 // liquid's lattice start, or the grid, meets its faces at three offsets):
 // Archimedes' principle with no waterline to read. The liquid pushes it up

@@ -134,6 +134,17 @@ MpmConstants mpm_constants(const MpmParams& p, float radius) {
   return c;
 }
 
+std::vector<Collider> MpmSolver::own_walls() const {
+  const MpmParams& p = params();
+  Collider c;
+  c.type = ShapeType::Box;
+  c.inside = 1;
+  c.center = (p.domain_min + p.domain_max) * 0.5f;
+  c.size = (p.domain_max - p.domain_min) * 0.5f;
+  c.friction = p.domain_friction;
+  return {c};
+}
+
 MpmFrameStats mpm_advance_frame(MpmSolver& solver, double time, double frame_dt, float fixed_dt, int frame,
                                 const MpmStepProgress& progress) {
   const MpmParams& p = solver.params();

@@ -57,7 +57,9 @@ BodyCoupling::~BodyCoupling() {
 
 void BodyCoupling::set_colliders(std::vector<Collider> colliders) {
   scene_ = std::move(colliders);
-  rigid_.set_colliders(scene_);
+  std::vector<Collider> walls = scene_;
+  for (const Collider& c : liquid_.own_walls()) walls.push_back(c);
+  rigid_.set_colliders(walls);
 }
 
 void BodyCoupling::place(double time) {

@@ -26,8 +26,9 @@ NodeSpec& CoupledBodies::spec(NodeSpec& s, const std::string& what) {
   const RigidParams d;
   s.input("bodies", "bodies",
           "Rigid bodies stepped with the " + what + ", two ways (optional; any number, read at the start frame): "
-          "they move as colliders of the " + what + ", which pushes them back; they meet the colliders and each "
-          "other as in RigidBodySolver (SAP contact, its default contact parameters).",
+          "they move as colliders of the " + what + ", which pushes them back; they meet the colliders (and "
+          "MPMSolver's domain box) and each other as in RigidBodySolver (SAP contact, its default contact "
+          "parameters).",
           true, true)
       .output("bodies", "bodies", "The bodies of the frame (empty when none are linked).")
       .param_float("body_time_step", d.time_step, 1e-6, 0.1, "s",

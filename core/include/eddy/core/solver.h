@@ -86,6 +86,10 @@ class SolverBase {
     out.assign(0, ColliderImpulse{});
     if (lost) *lost = 0;
   }
+  // Walls the method keeps its particles in by itself, besides its
+  // colliders (MPM's domain box): bodies stepped with it meet them as
+  // colliders (BodyCoupling). None by default.
+  virtual std::vector<Collider> own_walls() const { return {}; }
   void set_partner(StepPartner* p) { partner_ = p; }
   StepPartner* partner() const { return partner_; }
   // Parameters that change with time (animated ones): called at the start

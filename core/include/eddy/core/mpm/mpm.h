@@ -155,6 +155,8 @@ class MpmSolver : public Solver<MpmParams, MpmStepStats, MpmStageTimes> {
   virtual float wave_speed() const = 0;  // the fastest elastic wave speed present, m/s
   virtual std::size_t grid_bytes() const = 0;
   virtual MpmGridTotals grid_totals() const = 0;
+  // The domain box, a container with domain_friction.
+  std::vector<Collider> own_walls() const override;
 
  protected:
   using Solver::Solver;

@@ -35,7 +35,8 @@ class BodyCoupling final : public StepPartner {
  public:
   // Steps `bodies` with `liquid` (which must measure reactions) from now on,
   // until destroyed. `colliders` is the scene: the liquid meets it and the
-  // bodies, the bodies meet it and each other.
+  // bodies, the bodies meet it, the liquid's own walls (MPM's domain box,
+  // SolverBase::own_walls) and each other.
   BodyCoupling(SolverBase& liquid, const RigidParams& p, const Bodies& bodies, std::vector<Collider> colliders);
   ~BodyCoupling() override;
   BodyCoupling(const BodyCoupling&) = delete;
