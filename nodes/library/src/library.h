@@ -285,6 +285,8 @@ class CoupledBodies {
             const Vec3f& gravity);
   void release() { coupling_.reset(); }
   bool linked() const { return coupling_ != nullptr; }
+  // The linked bodies (null when none are).
+  const Bodies* bodies() const { return coupling_ ? &coupling_->rigid().bodies() : nullptr; }
   // Before a frame's steps: its number, named in errors.
   void begin_frame(int frame);
   // The fastest point of a body's surface, m/s (for the substep count).

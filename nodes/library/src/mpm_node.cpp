@@ -44,6 +44,12 @@ class MpmNode final : public LiquidSolverNode<MpmSolver> {
     } else {
       solver_->load(from, all);
     }
+    if (!ctx.previous() && bodies_.bodies()) {
+      const int32_t* ids = use_attr ? from.get_int("material") : nullptr;
+      bool water = !use_attr ? all == MpmMaterial::Water : !ids;
+      for (std::size_t i = 0; ids && !water && i < from.size(); ++i) water = ids[i] == int32_t(MpmMaterial::Water);
+      if (water) warn_small_bodies(ctx, *bodies_.bodies());
+    }
     if (solver_->dropped() > 0)
       ctx.warn(std::to_string(solver_->dropped()) + " particle(s) outside the domain were left out");
     const float ppc = std::pow(solver_->dx(), 3.0f) / solver_->particle_volume();
@@ -52,6 +58,26 @@ class MpmNode final : public LiquidSolverNode<MpmSolver> {
       m.precision(3);
       m << "dx = " << solver_->dx() << " m holds " << ppc
         << " particles per cell; MPM needs several (8 is usual) or the material tears apart";
+      ctx.warn(m.str());
+    }
+  }
+
+  // Bodies under eight cells across float high in MPM water and move in it
+  // as through a thick liquid (docs/architecture.md, "Coupling"): named at
+  // the start frame.
+  void warn_small_bodies(CookContext& ctx, const Bodies& b) const {
+    const double dx = solver_->dx();
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const BodyGeometry& g = b.geometry[i];
+      const double across = g.shape == BodyShape::Box    ? 2.0 * g.half.minCoeff()
+                            : g.shape == BodyShape::Mesh ? (g.mesh->hi - g.mesh->lo).minCoeff()
+                                                         : 2.0 * g.radius;
+      if (across >= 8.0 * dx) continue;
+      std::ostringstream m;
+      m.precision(3);
+      m << "body '" << b.name[i] << "' is " << across / dx << " cells across at dx = " << dx
+        << " m: in MPM water a body under 8 cells floats high and moves as through a thick liquid (use a finer "
+           "dx, or PBFSolver or SPHSolver for buoyancy)";
       ctx.warn(m.str());
     }
   }
