@@ -329,10 +329,11 @@ TEST(Coupling, MomentumIsAccountedForBetweenMpmWaterAndBody) {
 // A stone-like box (2,000 kg/m^3, 24 x 16 x 24 cm) dropped from 5 cm onto a
 // 10 cm bed of MPM sand comes to rest on it: it presses 3.1 kPa on the sand,
 // far below the bed's bearing capacity (Terzaghi's 0.5 gamma B N_gamma,
-// about 35 kPa for B = 0.24 m and a 30 degree friction angle), so it sinks
-// in by little (measured 7.9 mm at 4 cm cells, r = 1 cm, and still at
-// 0.4 mm/s). Dropped into as much water it goes through to near the floor
-// (its bottom 2.8 cm above it at 1.5 s).
+// about 100 kPa for B = 0.24 m, the sand's 2,200 kg/m^3 and its 35 degree
+// friction angle, N_gamma about 37), so it sinks in by little (measured
+// 7.9 mm at 4 cm cells, r = 1 cm, and still at 0.4 mm/s). A liquid of the
+// sand's density would let it sink its 14.5 cm draft, to the floor; water
+// does (its bottom 2.8 cm above the floor at 1.5 s).
 // Both through the bodies' coupling with MPM, which gives each body the
 // momentum the grid nodes its surface holds lose.
 TEST(Coupling, ABoxDroppedOnMpmSandRestsOnItAndSinksInWater) {

@@ -135,7 +135,7 @@ void register_mpm(Registry& r) {
         "it back: each grid node a body's surface holds gives the body the node's change of momentum. Sand bears "
         "them (a stone-like box dropped on a bed rests a few millimetres into it); the domain box's faces are "
         "their walls too. In water a body wants a fine grid, eight "
-        "cells or more across its height: at four it moves as through a thick liquid and floats high (a box of "
+        "cells or more across (the node warns below that): at four it moves as through a thick liquid and floats high (a box of "
         "half the water's density 16 cm tall stood at 0.6 to 0.9 of its draft at dx = 4 cm, still sinking by "
         "millimetres a second after 3 s); at eight it bobs and settles 8 to 10 % deep. For buoyancy to the "
         "percent use PBFSolver or SPHSolver.",
