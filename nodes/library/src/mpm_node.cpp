@@ -130,6 +130,8 @@ void register_mpm(Registry& r) {
         "elasticity, snow Stomakhin et al. 2013's plasticity with hardening, sand Drucker-Prager plasticity in "
         "Hencky strain (Klar et al. 2016). Colliders act on the grid nodes where the material touches them (its "
         "volume fraction and theirs overfill the node), sticky, slip or separate with their friction; the domain box's faces are walls, and only blocks of the grid near particles are allocated. "
+        "Water seeps out of a container collider at its edges (about 5 % of a tank's in 4 s at 4 cm cells) and "
+        "not through the domain's walls: make the domain box the tank where it can be. "
         "Substeps adapt to the CFL and elastic wave speed. SI units. Stops with an error naming the frame when "
         "the simulation becomes unstable. Rigid bodies linked into `bodies` are pushed by the material and push "
         "it back: each grid node a body's surface holds gives the body the node's change of momentum. Sand bears "
