@@ -277,8 +277,8 @@ class SolverNode : public Node {
 class CoupledBodies {
  public:
   // The spec's `bodies` input, output and the bodies' parameters; `what`
-  // the solver's matter in their docs.
-  static NodeSpec& spec(NodeSpec& s, const std::string& what = "liquid");
+  // the solver's matter in their docs, `step` what it calls one of its steps.
+  static NodeSpec& spec(NodeSpec& s, const std::string& what = "liquid", const std::string& step = "substep");
   // The liquid's colliders for the frame (and, linked, the coupling, made
   // anew from the bodies of the frame before); `gravity` is the liquid's.
   void meet(CookContext& ctx, SolverBase& liquid, const std::vector<Collider>& colliders,

@@ -22,18 +22,16 @@ std::shared_ptr<const Bodies> SolverState<Bodies>::start(const CookContext& ctx)
   return all;
 }
 
-NodeSpec& CoupledBodies::spec(NodeSpec& s, const std::string& what) {
+NodeSpec& CoupledBodies::spec(NodeSpec& s, const std::string& what, const std::string& step) {
   const RigidParams d;
   s.input("bodies", "bodies",
           "Rigid bodies stepped with the " + what + ", two ways (optional; any number, read at the start frame): "
-          "they move as colliders of the " + what + ", which pushes them back; they meet the colliders (and "
-          "MPMSolver's domain box) and each other as in RigidBodySolver (SAP contact, its default contact "
-          "parameters).",
+          "they move as colliders of the " + what + ", which pushes them back; they meet the colliders and each "
+          "other as in RigidBodySolver (SAP contact, its default contact parameters).",
           true, true)
       .output("bodies", "bodies", "The bodies of the frame (empty when none are linked).")
       .param_float("body_time_step", d.time_step, 1e-6, 0.1, "s",
-                   "Longest step of the bodies: each " + what + (what == "soft bodies" ? " step" : " substep") +
-                       " takes equal body steps of at most this.");
+                   "Longest step of the bodies: each " + what + " " + step + " takes equal body steps of at most this.");
   return s;
 }
 

@@ -338,7 +338,7 @@ void register_soft(Registry& r) {
                true, true)
         .output("soft", "soft", "The soft bodies at this frame.")
         .output("mesh", "mesh", "Their surfaces at this frame, merged, with point normals.");
-    CoupledBodies::spec(s, "soft bodies");
+    CoupledBodies::spec(s, "soft bodies", "step");
     table_params(s, pd_param_table());
     s.param_float("attach_distance", 0.01, 0.0, {}, "m",
                   "Nodes this close to an `attach` collider at the start frame (or inside it) are attached to it.")
