@@ -435,6 +435,34 @@ TEST(Mpm, ParticlesOutsideTheDomainAreDroppedAndWallsHoldTheRest) {
   }
 }
 
+// A box container's faces meet at concave edges and corners. Before each
+// face within reach acted on the grid, and before particles the kernel's
+// smear carried past a surface were put back on it, a dam break in this
+// tank (its far walls and, in the second run, its floor off the grid's
+// nodes) lost 8 to 9 % of its water through the edges within 1.5 s, up to
+// 2 cm out, falling on through the floor.
+TEST(Mpm, WaterBreakingInAContainerStaysInIt) {
+  for (const float floor : {0.0f, 0.02f}) {
+    const Vec3f lo = vec3(0.0f, floor, 0.0f), hi = vec3(0.3f, 0.4f, 0.3f);  // x, z: 7.5 cells
+    auto s = make_mpm_solver_cpu(MpmParams{}, 2);
+    s->set_colliders({test::tank(lo, hi)});
+    s->load(test::block(8, 10, 15, kR, lo), MpmMaterial::Water);
+    double t = 0;
+    for (int f = 1; f <= 36; ++f, t += 1.0 / 24) {
+      mpm_advance_frame(*s, t, 1.0 / 24, 0.0f, f, {});
+      if (f % 6) continue;
+      Points out;
+      s->store(out, false);
+      ASSERT_EQ(out.size(), 1200u);
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        const Vec3f x = out.P()[i];
+        ASSERT_TRUE(x.x >= lo.x && x.y >= lo.y && x.z >= lo.z && x.x <= hi.x && x.y <= hi.y && x.z <= hi.z)
+            << "floor " << floor << ", frame " << f << ": particle " << i << " at " << x.x << " " << x.y << " " << x.z;
+      }
+    }
+  }
+}
+
 TEST(Mpm, UnknownMaterialsAreRejectedWithTheValidOnes) {
   try {
     mpm_material_from_name("lava", "MPMSolver.material");

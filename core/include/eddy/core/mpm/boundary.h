@@ -47,9 +47,14 @@ EDDY_HD_INLINE float solid_fraction(float u) {
 // at the kernel's reach: without it, nodes a cell off a surface, full of
 // material, were held at random, and the material stuck to solids moving
 // into it.
-EDDY_HD_INLINE bool in_contact(float material_fraction, float distance_cells) {
-  const float solid = solid_fraction(distance_cells);
+// `overfills` takes the solid's share itself (a box container's three
+// nearest faces together: 1 - prod_f (1 - share_f)), `in_contact` a
+// surface's distance in cells.
+EDDY_HD_INLINE bool overfills(float material_fraction, float solid) {
   return solid > 0.0f && material_fraction + solid > 1.0f + 0.5f * fmaxf(0.0f, 1.0f / 6.0f - solid);
+}
+EDDY_HD_INLINE bool in_contact(float material_fraction, float distance_cells) {
+  return overfills(material_fraction, solid_fraction(distance_cells));
 }
 
 }  // namespace eddy::mpm
