@@ -439,25 +439,37 @@ TEST(Mpm, ParticlesOutsideTheDomainAreDroppedAndWallsHoldTheRest) {
 // face within reach acted on the grid, and before particles the kernel's
 // smear carried past a surface were put back on it, a dam break in this
 // tank (its far walls and, in the second run, its floor off the grid's
-// nodes) lost 8 to 9 % of its water through the edges within 1.5 s, up to
-// 2 cm out, falling on through the floor.
+// nodes) lost 8 to 9 % of its water within 1.5 s through the edges, up to
+// 2 cm out, falling on through the floor. The third run turns the tank 30
+// degrees about the vertical and tips its floor by 10, so no face lies
+// along the grid and the water runs into a corner.
 TEST(Mpm, WaterBreakingInAContainerStaysInIt) {
-  for (const float floor : {0.0f, 0.02f}) {
-    const Vec3f lo = vec3(0.0f, floor, 0.0f), hi = vec3(0.3f, 0.4f, 0.3f);  // x, z: 7.5 cells
+  struct Case {
+    const char* name;
+    Collider tank;
+    Points water;
+  };
+  const Vec3f hi = vec3(0.3f, 0.4f, 0.3f);  // x, z: 7.5 cells
+  Case cases[3] = {{"on the nodes", test::tank(vec3(0.0f), hi), test::block(8, 10, 15, kR)},
+                   {"floor off the nodes", test::tank(vec3(0.0f, 0.02f, 0.0f), hi + vec3(0.0f, 0.02f, 0.0f)),
+                    test::block(8, 10, 15, kR, vec3(0.0f, 0.02f, 0.0f))},
+                   {"turned and tipped", test::tank(vec3(0.0f), hi), test::block(6, 8, 6, kR, vec3(0.09f, 0.05f, 0.09f))}};
+  cases[2].tank.rotation = rotation_from_euler_degrees(vec3(0.0f, 30.0f, 10.0f));
+  for (const Case& k : cases) {
     auto s = make_mpm_solver_cpu(MpmParams{}, 2);
-    s->set_colliders({test::tank(lo, hi)});
-    s->load(test::block(8, 10, 15, kR, lo), MpmMaterial::Water);
+    s->set_colliders({k.tank});
+    s->load(k.water, MpmMaterial::Water);
     double t = 0;
     for (int f = 1; f <= 36; ++f, t += 1.0 / 24) {
       mpm_advance_frame(*s, t, 1.0 / 24, 0.0f, f, {});
       if (f % 6) continue;
       Points out;
       s->store(out, false);
-      ASSERT_EQ(out.size(), 1200u);
+      ASSERT_EQ(out.size(), k.water.size()) << k.name;
       for (std::size_t i = 0; i < out.size(); ++i) {
         const Vec3f x = out.P()[i];
-        ASSERT_TRUE(x.x >= lo.x && x.y >= lo.y && x.z >= lo.z && x.x <= hi.x && x.y <= hi.y && x.z <= hi.z)
-            << "floor " << floor << ", frame " << f << ": particle " << i << " at " << x.x << " " << x.y << " " << x.z;
+        ASSERT_GE(collider_sdf(k.tank, x, float(t)).distance, 0.0f)
+            << k.name << ", frame " << f << ": particle " << i << " at " << x.x << " " << x.y << " " << x.z;
       }
     }
   }
