@@ -442,7 +442,7 @@ TEST(Coupling, ABoxHeldUnderDfsphWaterIsBuoyedUpByTheWaterItDisplaces) {
 // 0.34 m of water is 6 x 4 x 6 cells of dx = 4 cm, its heights a third of a
 // cell apart, measured over the half second after the first: the water
 // pushes it up with rho g V to within a fifth (measured 1.03, 0.94 and
-// 0.83, deepest last), and its bottom layer rests a radius off the floor
+// 0.83, deepest first), and its bottom layer rests a radius off the floor
 // (9.7 mm). (Before the tank's faces each held the water at its edges and
 // corners, and particles were put back out of solids, 1.05, 0.95 and 0.85
 // and 9.3 mm, with water seeping out of the tank.) The rule before,
