@@ -138,8 +138,9 @@ void register_mpm(Registry& r) {
         "them (a stone-like box dropped on a bed rests a few millimetres into it); the domain box's faces are "
         "their walls too. In water a body wants a fine grid, eight "
         "cells or more across (the node warns below that): a box of half the water's density, 12 x 8 x 12 cells, "
-        "floats 0 to 7 % deeper than half its height, by its friction (0.5 or 0); at 6 x 4 x 6 cells it moves "
-        "as through a thick liquid and floats high (0.4 of its draft after 3 s, still sinking). For buoyancy to "
+        "floats within 8 % of its draft without friction, while the default friction 0.5 holds it up to a quarter "
+        "high where it stops; at 6 x 4 x 6 cells it moves as through a thick liquid and floats high (0.4 of its "
+        "draft after 3 s, still sinking). For buoyancy to "
         "the percent use PBFSolver or SPHSolver.",
         "Particles with P, v, material, J (volume ratio) and the input's attributes; with store_state also "
         "the deformation gradient F (rows F0, F1, F2), the affine matrix C (C0..C2) and Jp.");
