@@ -479,13 +479,16 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
       // together) overfill the node.
       for (uint32_t k = 0; k < ncoll; ++k) {
         SdfSample w[3];
+        float share[3], solid = 0.0f;  // the union 1 - prod_f (1 - share_f), exactly share[0] for one face
         const int nw = collider_walls(cols[k], xi, t_end, w);
-        float open = 1.0f;
-        for (int f = 0; f < nw; ++f) open *= 1.0f - mpm::solid_fraction(w[f].distance * c.inv_dx);
-        const bool touch = mpm::overfills(gw[q] * fill, 1.0f - open);
+        for (int f = 0; f < nw; ++f) {
+          share[f] = mpm::solid_fraction(w[f].distance * c.inv_dx);
+          solid += share[f] - solid * share[f];
+        }
+        if (!mpm::overfills(gw[q] * fill, solid)) continue;
         const Vec3f before = v;
         for (int f = 0; f < nw; ++f)
-          if (touch && w[f].distance * c.inv_dx < 1.5f)
+          if (share[f] > 0.0f)
             v = mpm::wall_velocity(c.boundary, v, w[f].normal, collider_velocity(cols[k], xi, t_end), cols[k].friction);
         if (gx && (v.x != before.x || v.y != before.y || v.z != before.z)) rv.add(q, int32_t(k), (v - before) * m);
       }
