@@ -1,7 +1,9 @@
 #pragma once
-// MPM's boundary at the grid nodes: what a wall does to a node's velocity,
-// and where the material touches a solid. Part of the step (solver.h's
-// grid_update), on the host and the device alike.
+// MPM's boundary: what a wall does to a node's velocity, where the
+// material touches a solid, and the particles kept out of the solids. Part
+// of the step (solver.h's grid_update and g2p), on the host and the device
+// alike.
+#include "eddy/core/collider.h"
 #include "eddy/core/hd.h"
 #include "eddy/core/mat3.h"
 #include "eddy/core/mpm/mpm.h"
@@ -55,6 +57,56 @@ EDDY_HD_INLINE bool overfills(float material_fraction, float solid) {
 }
 EDDY_HD_INLINE bool in_contact(float material_fraction, float distance_cells) {
   return overfills(material_fraction, solid_fraction(distance_cells));
+}
+
+// A collider's rule at a grid node xi (material volume fraction `fraction`)
+// of velocity v. A box container's faces meet at concave edges and
+// corners, where its nearest face alone let the material through the
+// others (5 % of a tank of water at rest in 4 s), so each face within reach
+// acts, once the material and the solid (all its faces' shares together)
+// overfill the node.
+EDDY_HD_INLINE Vec3f collider_rule(int rule, const Collider& col, Vec3f xi, float t, float inv_dx, float fraction,
+                                   Vec3f v) {
+  SdfSample w[3];
+  float share[3], solid = 0.0f;  // the union 1 - prod_f (1 - share_f), exactly share[0] for one face
+  const int nw = collider_walls(col, xi, t, w);
+  for (int f = 0; f < nw; ++f) {
+    share[f] = solid_fraction(w[f].distance * inv_dx);
+    solid += share[f] - solid * share[f];
+  }
+  if (!overfills(fraction, solid)) return v;
+  for (int f = 0; f < nw; ++f)
+    if (share[f] > 0.0f) v = wall_velocity(rule, v, w[f].normal, collider_velocity(col, xi, t), col.friction);
+  return v;
+}
+
+// The domain box's rule at the nodes within a cell of a face.
+EDDY_HD_INLINE Vec3f domain_rule(int rule, Vec3f xi, Vec3f lo, Vec3f hi, float dx, float friction, Vec3f v) {
+  for (int a = 0; a < 3; ++a) {
+    Vec3f n = vec3(0.0f);
+    if (at(xi, a) < at(lo, a) + dx) at(n, a) = 1.0f;
+    else if (at(xi, a) > at(hi, a) - dx) at(n, a) = -1.0f;
+    else continue;
+    v = wall_velocity(rule, v, n, vec3(0.0f), friction);
+  }
+  return v;
+}
+
+// A particle advected to x, put back on the surface (eps out) of any
+// collider it entered. The grid's rule stops material moving into a solid,
+// but the kernel's smear can carry a particle a little past a surface, and
+// nothing there brings it back (outside a container it would fall away);
+// its velocity is left to the grid, as the domain's box does.
+EDDY_HD_INLINE Vec3f out_of_colliders(const Collider* cols, uint32_t ncoll, Vec3f x, float t, float eps) {
+  for (int pass = 0; pass < 3; ++pass) {
+    bool moved = false;
+    for (uint32_t k = 0; k < ncoll; ++k) {
+      const SdfSample sd = collider_sdf(cols[k], x, t);
+      if (sd.distance < 0.0f) x += sd.normal * (eps - sd.distance), moved = true;
+    }
+    if (!moved) break;
+  }
+  return x;
 }
 
 }  // namespace eddy::mpm

@@ -472,36 +472,12 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
           c.dx;
       v += (c.gravity + fields_accel(fields, nf, xi, v)) * dt;
       if (gx) gx[q] = xi;
-      // Colliders: a box container's faces meet at concave edges and
-      // corners, where its nearest face alone let the material through the
-      // others (5 % of a tank of water at rest in 4 s), so each face within
-      // reach acts, once the material and the solid (all its faces' shares
-      // together) overfill the node.
       for (uint32_t k = 0; k < ncoll; ++k) {
-        SdfSample w[3];
-        float share[3], solid = 0.0f;  // the union 1 - prod_f (1 - share_f), exactly share[0] for one face
-        const int nw = collider_walls(cols[k], xi, t_end, w);
-        for (int f = 0; f < nw; ++f) {
-          share[f] = mpm::solid_fraction(w[f].distance * c.inv_dx);
-          solid += share[f] - solid * share[f];
-        }
-        if (!mpm::overfills(gw[q] * fill, solid)) continue;
         const Vec3f before = v;
-        for (int f = 0; f < nw; ++f)
-          if (share[f] > 0.0f)
-            v = mpm::wall_velocity(c.boundary, v, w[f].normal, collider_velocity(cols[k], xi, t_end), cols[k].friction);
+        v = mpm::collider_rule(c.boundary, cols[k], xi, t_end, c.inv_dx, gw[q] * fill, v);
         if (gx && (v.x != before.x || v.y != before.y || v.z != before.z)) rv.add(q, int32_t(k), (v - before) * m);
       }
-      // Domain walls: the nodes within a cell of a face.
-      const float xa[3] = {xi.x, xi.y, xi.z}, lo[3] = {c.domain_lo.x, c.domain_lo.y, c.domain_lo.z},
-                  hi[3] = {c.domain_hi.x, c.domain_hi.y, c.domain_hi.z};
-      for (int a = 0; a < 3; ++a) {
-        Vec3f n = vec3(0.0f);
-        if (xa[a] < lo[a] + c.dx) at(n, a) = 1.0f;
-        else if (xa[a] > hi[a] - c.dx) at(n, a) = -1.0f;
-        else continue;
-        v = mpm::wall_velocity(c.boundary, v, n, vec3(0.0f), c.domain_friction);
-      }
+      v = mpm::domain_rule(c.boundary, xi, c.domain_lo, c.domain_hi, c.dx, c.domain_friction, v);
       gv[q] = v;
     });
   }
@@ -555,21 +531,9 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
       jp[p] = j;
       C[p] = Cp;
       v[p] = vp;
-      // Advect, kept out of the colliders and inside the domain. The grid's
-      // rule stops material moving into a solid, but the kernel's smear can
-      // carry a particle a little past a surface, and nothing there brings
-      // it back (outside a container it would fall away): it is put back on
-      // the surface, its velocity left to the grid, as the domain's box does.
-      Vec3f xn = xp + vp * dt;
+      // Advect, kept out of the colliders (boundary.h) and inside the domain.
       const float eps = 1e-3f * c.dx;
-      for (int pass = 0; pass < 3; ++pass) {
-        bool moved = false;
-        for (uint32_t k = 0; k < ncoll; ++k) {
-          const SdfSample sd = collider_sdf(cols[k], xn, t_end);
-          if (sd.distance < 0.0f) xn += sd.normal * (eps - sd.distance), moved = true;
-        }
-        if (!moved) break;
-      }
+      Vec3f xn = mpm::out_of_colliders(cols, ncoll, xp + vp * dt, t_end, eps);
       xn = vmin(vmax(xn, c.domain_lo + vec3(eps)), c.domain_hi - vec3(eps));
       x[p] = xn;
     });
