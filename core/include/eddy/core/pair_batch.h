@@ -18,6 +18,18 @@ namespace eddy {
 
 constexpr int kPairLanes = 8;
 
+// Put before a loop over the lanes that adds into per-lane accumulators
+// (float a[kPairLanes]) kept across batches. Without it GCC splits the
+// accumulators into scalars, then adds lane by lane; with it (OpenMP's simd
+// directive, -fopenmp-simd: no runtime, no threads) the loop is one vector
+// operation per accumulator. Lane by lane, so no sum is reordered: the same
+// bits. Empty on the device and where core's build does not enable it.
+#if defined(EDDY_OMP_SIMD) && !defined(__CUDA_ARCH__)
+#define EDDY_LANES _Pragma("omp simd")
+#else
+#define EDDY_LANES
+#endif
+
 struct PairBatch {
   float rx[kPairLanes], ry[kPairLanes], rz[kPairLanes];  // x_i - x_j
   float r2[kPairLanes];                                   // |x_i - x_j|^2

@@ -265,6 +265,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
         float w[L], g[L];
         K.scalars<L>(b.r2, w, g);
+        EDDY_LANES
         for (int l = 0; l < L; ++l) {
           const float gx = b.rx[l] * g[l], gy = b.ry[l] * g[l], gz = b.rz[l] * g[l];
           aw[l] += w[l];
@@ -369,6 +370,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         } else {
           for (int l = 0; l < L; ++l) s[l] -= c.scorr_scale * scorr_pow(w[l] * c.scorr_inv_wdq, c.scorr_n);
         }
+        EDDY_LANES
         for (int l = 0; l < L; ++l) {
           const float k = g[l] * s[l];
           ax[l] += b.rx[l] * k;
@@ -492,13 +494,15 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           Vj[l] = c.mass / density[j];
         }
         K.scalars<L>(b.r2, w, g);
+        EDDY_LANES
         for (int l = 0; l < L; ++l) {
           const float k = Vj[l] * w[l];
           dvx[l] += ux[l] * k;
           dvy[l] += uy[l] * k;
           dvz[l] += uz[l] * k;
         }
-        if (vort)
+        if (vort) {
+          EDDY_LANES
           for (int l = 0; l < L; ++l) {
             // cross(grad W, v_j - v_i) V_j, grad W = r g
             const float gv = g[l] * Vj[l];
@@ -506,6 +510,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
             wy[l] += (b.rz[l] * ux[l] - b.rx[l] * uz[l]) * gv;
             wz[l] += (b.rx[l] * uy[l] - b.ry[l] * ux[l]) * gv;
           }
+        }
       });
       const Vec3f dv = lane_sum3(dvx, dvy, dvz);
       v_new[i] = vi + dv * cx;
@@ -523,6 +528,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           float w[L], g[L], k[L];
           for (int l = 0; l < L; ++l) k[l] = (length(omega[b.j[l]]) - wi) * c.mass / density[b.j[l]];
           K.scalars<L>(b.r2, w, g);
+          EDDY_LANES
           for (int l = 0; l < L; ++l) {
             ex[l] += b.rx[l] * (g[l] * k[l]);
             ey[l] += b.ry[l] * (g[l] * k[l]);

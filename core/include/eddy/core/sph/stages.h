@@ -103,6 +103,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
       for_pair_batches(nb, i, xi, x, c.h, [&](const PairBatch& b) {
         float w[L], g[L];
         W.scalars<L>(b.r2, w, g);
+        EDDY_LANES
         for (int l = 0; l < L; ++l) aw[l] += w[l];
       });
       wsum += lane_sum(aw);
@@ -121,6 +122,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
       for_pair_batches(nb, i, xi, x, c.h, [&](const PairBatch& b) {
         float w[L], g[L], gx[L], gy[L], gz[L];
         W.scalars<L>(b.r2, w, g);
+        EDDY_LANES
         for (int l = 0; l < L; ++l) {
           const float gs = g[l] * c.volume0;
           gx[l] = b.rx[l] * gs;
@@ -136,6 +138,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
         if (warm) {
           float k[L];
           for (int l = 0; l < L; ++l) k[l] = kvi + kv_old[b.j[l]] * kv_scale;
+          EDDY_LANES
           for (int l = 0; l < L; ++l) {
             dx[l] += gx[l] * k[l];
             dy[l] += gy[l] * k[l];
