@@ -144,7 +144,7 @@ struct Candidates {
 #ifndef __CUDA_ARCH__
       // On the CPU: the tests in a loop the compiler vectorises, one byte per
       // candidate, then eight bytes at a time packed into a bit mask whose set
-      // bits are written out (about one candidate in eight is a neighbour).
+      // bits' ids are written out (about one candidate in eight is a neighbour).
       // The same lists, in the same order, as the plain loop below.
       alignas(8) uint8_t hit[kMax];
       for (uint32_t t = 0; t < m; ++t) {
@@ -152,7 +152,7 @@ struct Candidates {
         hit[t] = uint8_t((dx * dx + dy * dy + dz * dz < h2) & (id[t] != i));
       }
       for (uint32_t t = m; t < ((m + 7u) & ~7u); ++t) hit[t] = 0;
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(__clang__)  // (a shuffle by a variable mask: GCC's builtin)
       // Each group of eight: its hits' ids moved to the front by one
       // shuffle (a table of the 256 masks; one vpermd in AVX2 code) and
       // stored eight at a time into a local buffer, without a branch per hit
