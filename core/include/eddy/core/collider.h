@@ -389,6 +389,29 @@ EDDY_HD_INLINE int collider_walls(const Collider& c, Vec3f p, float t, SdfSample
   return 1;
 }
 
+// Pushes the point p out of every collider it is nearer to than `below`,
+// to `to` outside along the surface's normal, in up to three passes
+// (pushing out of one face of a container can leave it too near another,
+// at edges and corners); on_push(k, sample, p) after each push of collider
+// k, p the pushed point. Returns the point.
+template <class OnPush>
+EDDY_HD_INLINE Vec3f push_out_of_colliders(const Collider* cols, uint32_t ncoll, Vec3f p, float t, float below,
+                                           float to, OnPush&& on_push) {
+  for (int pass = 0; pass < 3; ++pass) {
+    bool moved = false;
+    for (uint32_t k = 0; k < ncoll; ++k) {
+      const SdfSample sd = collider_sdf(cols[k], p, t);
+      if (sd.distance < below) {
+        p += sd.normal * (to - sd.distance);
+        on_push(k, sd, p);
+        moved = true;
+      }
+    }
+    if (!moved) break;
+  }
+  return p;
+}
+
 // Rotation (local -> world) from Euler angles in degrees, applied X then Y
 // then Z (Houdini's default rotation order "Rx Ry Rz" for row vectors is the
 // same composition R = Rz * Ry * Rx acting on column vectors).

@@ -1,8 +1,8 @@
 #pragma once
-// MPM's boundary: what a wall does to a node's velocity, where the
-// material touches a solid, and the particles kept out of the solids. Part
-// of the step (solver.h's grid_update and g2p), on the host and the device
-// alike.
+// MPM's boundary at the grid nodes: what a wall does to a node's velocity,
+// where the material touches a solid, and the colliders' and the domain's
+// rules at a node. Part of the step (solver.h's grid_update), on the host
+// and the device alike.
 #include "eddy/core/collider.h"
 #include "eddy/core/hd.h"
 #include "eddy/core/mat3.h"
@@ -90,23 +90,6 @@ EDDY_HD_INLINE Vec3f domain_rule(int rule, Vec3f xi, Vec3f lo, Vec3f hi, float d
     v = wall_velocity(rule, v, n, vec3(0.0f), friction);
   }
   return v;
-}
-
-// A particle advected to x, put back on the surface (eps out) of any
-// collider it entered. The grid's rule stops material moving into a solid,
-// but the kernel's smear can carry a particle a little past a surface, and
-// nothing there brings it back (outside a container it would fall away);
-// its velocity is left to the grid, as the domain's box does.
-EDDY_HD_INLINE Vec3f out_of_colliders(const Collider* cols, uint32_t ncoll, Vec3f x, float t, float eps) {
-  for (int pass = 0; pass < 3; ++pass) {
-    bool moved = false;
-    for (uint32_t k = 0; k < ncoll; ++k) {
-      const SdfSample sd = collider_sdf(cols[k], x, t);
-      if (sd.distance < 0.0f) x += sd.normal * (eps - sd.distance), moved = true;
-    }
-    if (!moved) break;
-  }
-  return x;
 }
 
 }  // namespace eddy::mpm

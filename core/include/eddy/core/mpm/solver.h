@@ -531,9 +531,14 @@ class MpmSolverT final : public SolverOn<Exec, MpmSolver> {
       jp[p] = j;
       C[p] = Cp;
       v[p] = vp;
-      // Advect, kept out of the colliders (boundary.h) and inside the domain.
+      // Advect, kept out of the colliders and inside the domain. The grid's
+      // rule stops material moving into a solid, but the kernel's smear can
+      // carry a particle a little past a surface, and nothing there brings
+      // it back (outside a container it would fall away): it is put back on
+      // the surface, its velocity left to the grid, as the domain's box does.
       const float eps = 1e-3f * c.dx;
-      Vec3f xn = mpm::out_of_colliders(cols, ncoll, xp + vp * dt, t_end, eps);
+      Vec3f xn = push_out_of_colliders(cols, ncoll, xp + vp * dt, t_end, 0.0f, eps,
+                                       [](uint32_t, const SdfSample&, Vec3f) {});
       xn = vmin(vmax(xn, c.domain_lo + vec3(eps)), c.domain_hi - vec3(eps));
       x[p] = xn;
     });

@@ -409,22 +409,9 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const ReactionView R = reactions_.view();
     const float m_dt = c_.mass / dt;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      Vec3f p = xp[i];
-      // A few passes: pushing out of one face of a container can leave the
-      // particle too close to another (edges, corners).
-      for (int pass = 0; pass < 3; ++pass) {
-        bool moved = false;
-        for (uint32_t k = 0; k < ncoll; ++k) {
-          const SdfSample sd = collider_sdf(cols[k], p, t);
-          if (sd.distance < r) {
-            p += sd.normal * (r - sd.distance);
-            if (R.on()) R.add(i, int32_t(k), sd.normal * ((r - sd.distance) * m_dt));
-            moved = true;
-          }
-        }
-        if (!moved) break;
-      }
-      xp[i] = p;
+      xp[i] = push_out_of_colliders(cols, ncoll, xp[i], t, r, r, [&](uint32_t k, const SdfSample& sd, Vec3f) {
+        if (R.on()) R.add(i, int32_t(k), sd.normal * ((r - sd.distance) * m_dt));
+      });
     });
   }
 

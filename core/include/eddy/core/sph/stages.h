@@ -360,22 +360,15 @@ SphCounts SphSolverT<Exec>::project(float t) {
   const ReactionView R = reactions_.view();
   const float m = c_.mass;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-    Vec3f p = x[i];
     bool moved = false;
-    for (int pass = 0; pass < 3; ++pass)
-      for (uint32_t k = 0; k < ncoll; ++k) {
-        const SdfSample sd = collider_sdf(cols[k], p, t);
-        if (sd.distance < 0.0f) {
-          p -= sd.normal * sd.distance;
-          const float un = dot(v[i] - collider_velocity(cols[k], p, t), sd.normal);
-          if (un < 0.0f) {
-            v[i] -= sd.normal * un;
-            if (R.on()) R.add(i, int32_t(k), sd.normal * (-un * m));
-          }
-          moved = true;
-        }
+    x[i] = push_out_of_colliders(cols, ncoll, x[i], t, 0.0f, 0.0f, [&](uint32_t k, const SdfSample& sd, Vec3f p) {
+      const float un = dot(v[i] - collider_velocity(cols[k], p, t), sd.normal);
+      if (un < 0.0f) {
+        v[i] -= sd.normal * un;
+        if (R.on()) R.add(i, int32_t(k), sd.normal * (-un * m));
       }
-    x[i] = p;
+      moved = true;
+    });
     flag[i] = moved ? (density[i] >= 1.0f ? 2.0f : 1.0f) : 0.0f;
   });
   return ex_.reduce(
