@@ -40,15 +40,32 @@ struct PairBatch {
 
 // f(batch) for each batch of i's neighbours (i at xi, positions x); `far`
 // is at least the support radius.
+// Full batches are gathered without a test per lane; the last, partial one
+// (if any) fills its spare lanes.
 template <class F>
 EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f xi, const Vec3f* x, float far, F&& f) {
   const uint32_t e = nb.end(i);
-  for (uint32_t q0 = nb.begin(i); q0 < e; q0 += kPairLanes) {
-    PairBatch b;
+  uint32_t q0 = nb.begin(i);
+  PairBatch b;
+  for (; q0 + uint32_t(kPairLanes) <= e; q0 += kPairLanes) {
     b.q0 = q0;
-    b.n = e - q0 < uint32_t(kPairLanes) ? int(e - q0) : kPairLanes;
+    b.n = kPairLanes;
     for (int l = 0; l < kPairLanes; ++l) {
-      const bool in = q0 + uint32_t(l) < e;
+      const uint32_t j = nb.indices[q0 + l];
+      const Vec3f r = xi - x[j];
+      b.j[l] = j;
+      b.rx[l] = r.x;
+      b.ry[l] = r.y;
+      b.rz[l] = r.z;
+    }
+    for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
+    f(b);
+  }
+  if (q0 < e) {
+    b.q0 = q0;
+    b.n = int(e - q0);
+    for (int l = 0; l < kPairLanes; ++l) {
+      const bool in = l < b.n;
       const uint32_t j = in ? nb.indices[q0 + l] : i;
       const Vec3f r = xi - x[j];
       b.j[l] = j;
@@ -59,6 +76,25 @@ EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f x
     for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
     f(b);
   }
+}
+
+// Pair-indexed values one pass keeps for a later pass over the same lists
+// and positions (PBF's kernel scalars, read again by the correction and the
+// viscosity passes): the lanes in use are stored at the batch's list slots.
+EDDY_HD_INLINE void store_lanes(float* dst, const PairBatch& b, const float* a) {
+  if (b.n == kPairLanes) {
+    for (int l = 0; l < kPairLanes; ++l) dst[b.q0 + l] = a[l];
+  } else {
+    for (int l = 0; l < b.n; ++l) dst[b.q0 + l] = a[l];
+  }
+}
+
+// Reads them back; the spare lanes get 0, what every kernel and gradient is
+// there. Reads up to kPairLanes - 1 slots past the last list, so such a
+// buffer holds pair_count() + n + kPairLanes values (a slot per list entry,
+// each list's spare slot, and the lanes read past the end).
+EDDY_HD_INLINE void load_lanes(const float* src, const PairBatch& b, float* a) {
+  for (int l = 0; l < kPairLanes; ++l) a[l] = l < b.n ? src[b.q0 + l] : 0.0f;
 }
 
 // The lanes' sum, in a fixed order.

@@ -19,6 +19,7 @@
 #include "eddy/core/solver_buffers.h"
 #include "eddy/core/collider.h"
 #include "eddy/core/error.h"
+#include "eddy/core/grow_buffer.h"
 #include "eddy/core/kernels.h"
 #include "eddy/core/neighbor_grid.h"
 #include "eddy/core/pair_batch.h"
@@ -170,7 +171,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   std::size_t memory_bytes() const override {
     size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
                 wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) +
-               (lambda_.size() + density_.size() + tmp1_.size()) * 4;
+               (lambda_.size() + density_.size() + tmp1_.size() + pair_w_.size() + pair_g_.size()) * 4;
     b += carried_.bytes() + reactions_.bytes() + react_wall_.size() * sizeof(Vec3f);
     return b + grid_.memory_bytes();
   }
@@ -257,6 +258,13 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const ReactionView R = with_lambda ? reactions_.view() : ReactionView{};
     Vec3f* pending = R.on() ? react_wall_.data() : nullptr;
     const float w0 = K.W(0.0f);
+    // Each pair's W and g (grad W = r g), for the passes that follow on the
+    // same positions: the correction (this iteration) and, after the last
+    // density pass, the viscosity and vorticity.
+    grow_buffer(pair_w_, size_t(grid_.pair_count()) + n_ + kPairLanes);
+    grow_buffer(pair_g_, size_t(grid_.pair_count()) + n_ + kPairLanes);
+    float* pw = pair_w_.data();
+    float* pg = pair_g_.data();
     ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
       // Per lane: sum_j W_ij, sum_j grad W_ij, sum_j |grad W_ij|^2.
@@ -265,6 +273,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
         float w[L], g[L];
         K.scalars<L>(b.r2, w, g);
+        store_lanes(pw, b, w);
+        store_lanes(pg, b, g);
         EDDY_LANES
         for (int l = 0; l < L; ++l) {
           const float gx = b.rx[l] * g[l], gy = b.ry[l] * g[l], gz = b.rz[l] * g[l];
@@ -347,11 +357,13 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         SumOp{});
   }
 
-  // lambda => dp_i = V0 sum_j (lambda_i + lambda_j + s_corr) grad W_ij + walls  (M&M eq. 12, 14)
+  // lambda => dp_i = V0 sum_j (lambda_i + lambda_j + s_corr) grad W_ij + walls  (M&M eq. 12, 14),
+  // with the kernels the density pass stored.
   void compute_delta() {
     const PbfConstants c = c_;
-    const PairKernels K(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
+    const float* pw = pair_w_.data();
+    const float* pg = pair_g_.data();
     const Vec3f* xp = xp_.data();
     const float* lambda = lambda_.data();
     const Vec3f* wall_dp = wall_dp_.data();
@@ -363,7 +375,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       float ax[L] = {}, ay[L] = {}, az[L] = {};
       for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
         float w[L], g[L], s[L];
-        K.scalars<L>(b.r2, w, g);
+        load_lanes(pw, b, w);
+        load_lanes(pg, b, g);
         for (int l = 0; l < L; ++l) s[l] = li + lambda[b.j[l]];
         if (c.scorr_n == 4.0f) {  // (the default, tested once per batch: the lanes then vectorise)
           for (int l = 0; l < L; ++l) s[l] -= c.scorr_scale * scorr_pow(w[l] * c.scorr_inv_wdq, 4.0f);
@@ -454,11 +467,13 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   }
 
   // Vorticity confinement (M&M eq. 15-16) and XSPH viscosity (eq. 17), both
-  // gathered from the neighbours' velocities of this step.
+  // gathered from the neighbours' velocities of this step, with the kernels
+  // the last density pass stored (on these positions: the solve ends with it).
   void non_pressure_forces(float dt) {
     const PbfConstants c = c_;
-    const PairKernels K(c.h, c.kernel);
     const NeighborView nb = grid_.neighbors();
+    const float* pw = pair_w_.data();
+    const float* pg = pair_g_.data();
     const Vec3f* xp = xp_.data();
     const Vec3f* v = v_.data();
     const float* density = density_.data();
@@ -480,7 +495,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           uz[l] = u.z;
           Vj[l] = c.mass / density[j];
         }
-        K.scalars<L>(b.r2, w, g);
+        load_lanes(pw, b, w);
+        load_lanes(pg, b, g);
         EDDY_LANES
         for (int l = 0; l < L; ++l) {
           const float k = Vj[l] * w[l];
@@ -512,9 +528,9 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
         constexpr int L = kPairLanes;
         float ex[L] = {}, ey[L] = {}, ez[L] = {};
         for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
-          float w[L], g[L], k[L];
+          float g[L], k[L];
           for (int l = 0; l < L; ++l) k[l] = (length(omega[b.j[l]]) - wi) * c.mass / density[b.j[l]];
-          K.scalars<L>(b.r2, w, g);
+          load_lanes(pg, b, g);
           EDDY_LANES
           for (int l = 0; l < L; ++l) {
             ex[l] += b.rx[l] * (g[l] * k[l]);
@@ -554,6 +570,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   uint64_t steps_ = 0;
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<float> lambda_, density_, tmp1_;
+  Vec<float> pair_w_, pair_g_;  // (list slot) W_ij and g_ij of the last density pass
   Vec<Vec3f> react_wall_;  // (kReactionSlots n) each wall's share of this iteration's dp, while tracking
   Vec<float> wall_table_;
 };
