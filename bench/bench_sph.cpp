@@ -105,27 +105,27 @@ void print(const char* name, const Run& a, double lo, double hi, double ref_ms, 
 //   neighbours  the grid and fluid lists (neighbor_bytes), the boundary
 //               lists (positions read, counts, offsets: 20 B)
 //   density     lists; offsets, x, density, pressure, error (32 B); DFSPH
-//               also writes each pair's V grad W (12 B a pair), the factor,
+//               also writes each pair's gradient scale (4 B a pair), the factor,
 //               walls' sums (20 B) and its warm start (v, kappa: 32 B)
 //   forces      fluid list; offsets, x, v, density, pressure read, a
 //               written (48 B); boundary list (WCSPH's pressure); DFSPH's
-//               warm start reads the pair gradients again (12 B a pair),
+//               warm start reads the gradient scales again (4 B a pair),
 //               kappa and writes the velocity change (20 B)
 //   solves      DFSPH, per Jacobi iteration: the stiffness (16 B), applying
-//               it (list and pair gradients, kappa, walls' sum, v read and
-//               written: 16 B a pair, 44 B), the residual (16 B a pair,
-//               40 B); and the first residual
+//               it (list and gradient scales, kappa, walls' sum, x read,
+//               v read and written: 8 B a pair, 44 B), the residual (8 B a
+//               pair, 40 B); and the first residual
 //   integrate   x, v read and written, the projection (48 B)
 struct Traffic {
   double neighbors, density, forces, divergence, pressure, integrate;
 };
 Traffic traffic(const Run& a, bool dfsph) {
   const double n = double(a.n), P = a.pairs, Pb = a.boundary_pairs;
-  const auto solve = [&](double it) { return it * (16 * n + 32 * P + 84 * n) + 16 * P + 40 * n; };
+  const auto solve = [&](double it) { return it * (16 * n + 16 * P + 84 * n) + 8 * P + 40 * n; };
   Traffic t{};
   t.neighbors = neighbor_bytes(n, P) + 4 * Pb + 20 * n;
-  t.density = 4 * P + 4 * Pb + 32 * n + (dfsph ? 12 * P + 52 * n : 0.0);
-  t.forces = 4 * P + 48 * n + (dfsph ? 12 * P + 20 * n : 4 * Pb);
+  t.density = 4 * P + 4 * Pb + 32 * n + (dfsph ? 4 * P + 52 * n : 0.0);
+  t.forces = 4 * P + 48 * n + (dfsph ? 4 * P + 20 * n : 4 * Pb);
   t.divergence = dfsph ? solve(a.div_iterations) : 0.0;
   t.pressure = dfsph ? solve(a.iterations) : 0.0;
   t.integrate = 48 * n;

@@ -33,19 +33,20 @@ SphErrorStats SphSolverT<Exec>::compute_residual(float scale, bool add_density, 
   const NeighborView nb = grid_.neighbors();
   const NeighborView nbb = bgrid_.neighbors();
   const bool with_b = nb_ > 0;
+  const Vec3f* x = x_.data();
   const Vec3f* v = v_.data();
-  const Vec3f* pg = pair_g_.data();
+  const float* pgs = pair_gs_.data();
   const Vec3f* wg = wall_g_.data();
   const float* wv = wall_v_.data();
   const float* density = density_.data();
   float* res = residual_.data();
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-    const Vec3f vi = v[i];
+    const Vec3f xi = x[i], vi = v[i];
     float d = 0.0f;
     float count = float(nb.end(i) - nb.begin(i));
     for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
       const uint32_t j = nb.indices[q];
-      d += dot(vi - v[j], pg[q]);
+      d += dot(vi - v[j], (xi - x[j]) * pgs[q]);
     }
     if (with_b) {
       // Boundary particles counted at the fluid's sampling density;
@@ -69,15 +70,17 @@ template <class Exec>
 void SphSolverT<Exec>::apply_kappa(float dt, const float* kappa) {
   const NeighborView nb = grid_.neighbors();
   const bool with_b = nb_ > 0;
-  const Vec3f* pg = pair_g_.data();
+  const Vec3f* x = x_.data();
+  const float* pgs = pair_gs_.data();
   const Vec3f* wg = wall_g_.data();
   Vec3f* v = v_.data();
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    const Vec3f xi = x[i];
     const float ki = kappa[i];
     Vec3f dv = vec3(0.0f);
     for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
       const uint32_t j = nb.indices[q];
-      dv += pg[q] * (ki + kappa[j]);
+      dv += (xi - x[j]) * pgs[q] * (ki + kappa[j]);
     }
     if (with_b) dv += wg[i] * ki;
     v[i] -= dv * dt;

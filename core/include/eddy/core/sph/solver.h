@@ -265,7 +265,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
                    sizeof(Vec3f) +
                (density_.size() + pressure_.size() + pressure_sum_.size() + alpha_.size() + kappa_.size() +
                 kappa_v_.size() + residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
-               (pair_g_.size() + wall_g_.size() + wall_gs_.size()) * sizeof(Vec3f) + wall_v_.size() * 4;
+               (wall_g_.size() + wall_gs_.size()) * sizeof(Vec3f) + (pair_gs_.size() + wall_v_.size()) * 4;
     b += carried_.bytes() + reactions_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
@@ -383,9 +383,12 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   Vec<float> pressure_sum_;
   double pressure_time_ = 0.0;
   Vec<uint8_t> near_;  // per particle: within h of a collider (boundary neighbour search)
-  // DFSPH, from compute_density: each fluid pair's V grad W_ij; per particle
-  // the walls' sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib.
-  Vec<Vec3f> pair_g_, wall_g_;
+  // DFSPH, from compute_density: each fluid pair's V grad W_ij, as its scale
+  // (V grad W_ij = (x_i - x_j) pair_gs, per list slot: 4 bytes a pair, the
+  // positions being read anyway); per particle the walls' sum_b V_b grad W_ib
+  // and sum_b V_b v_b . grad W_ib.
+  Vec<float> pair_gs_;
+  Vec<Vec3f> wall_g_;
   Vec<float> wall_v_;
   // DFSPH, tracking reactions: wall_g_ split by collider, in the particles'
   // reaction slots ((kReactionSlots n)).

@@ -73,11 +73,11 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
   float* err = residual_.data();
   const bool wcsph = params_.method == SphMethod::Wcsph;
   if (!wcsph) {
-    grow_buffer(pair_g_, size_t(grid_.pair_count()) + n_);
+    grow_buffer(pair_gs_, size_t(grid_.pair_count()) + n_ + kPairLanes);
     wall_g_.resize(n_);
     wall_v_.resize(n_);
   }
-  Vec3f* pg = pair_g_.data();
+  float* pgs = pair_gs_.data();
   Vec3f* wg = wall_g_.data();
   float* wv = wall_v_.data();
   const uint32_t* bcol = bcol_.data();
@@ -120,21 +120,21 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
       // divergence solver's warm-start velocity change.
       float aw[L] = {}, ax[L] = {}, ay[L] = {}, az[L] = {}, a2[L] = {}, dx[L] = {}, dy[L] = {}, dz[L] = {};
       for_pair_batches(nb, i, xi, x, c.h, [&](const PairBatch& b) {
-        float w[L], g[L], gx[L], gy[L], gz[L];
+        float w[L], g[L], gs[L], gx[L], gy[L], gz[L];
         W.scalars<L>(b.r2, w, g);
         EDDY_LANES
         for (int l = 0; l < L; ++l) {
-          const float gs = g[l] * c.volume0;
-          gx[l] = b.rx[l] * gs;
-          gy[l] = b.ry[l] * gs;
-          gz[l] = b.rz[l] * gs;
+          gs[l] = g[l] * c.volume0;
+          gx[l] = b.rx[l] * gs[l];
+          gy[l] = b.ry[l] * gs[l];
+          gz[l] = b.rz[l] * gs[l];
           aw[l] += w[l];
           ax[l] += gx[l];
           ay[l] += gy[l];
           az[l] += gz[l];
           a2[l] += gx[l] * gx[l] + gy[l] * gy[l] + gz[l] * gz[l];
         }
-        for (int l = 0; l < b.n; ++l) pg[b.q0 + l] = vec3(gx[l], gy[l], gz[l]);
+        store_lanes(pgs, b, gs);
         if (warm) {
           float k[L];
           for (int l = 0; l < L; ++l) k[l] = kvi + kv_old[b.j[l]] * kv_scale;
@@ -221,7 +221,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   const uint32_t nf = nfields_;
   const float t = time_;
   Vec3f* acc = a_.data();
-  const Vec3f* pg = pair_g_.data();
+  const float* pgs = pair_gs_.data();
   const Vec3f* wg = wall_g_.data();
   const float* k_old = kappa_.data();
   float* k_new = tmpf_.data();
@@ -237,7 +237,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
     for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
       const uint32_t j = nb.indices[q];
       const Vec3f r = xi - x[j];
-      if (warm) wk += pg[q] * (ki + 0.5f * k_old[j]);
+      if (warm) wk += r * pgs[q] * (ki + 0.5f * k_old[j]);
       const float rl = length(r);
       const float rho_j = density[j] * c.rho0;
       // Pressure, Monaghan's symmetric form (Monaghan 1992, eq. 3.3):
