@@ -43,9 +43,12 @@ const ParamTable<SphParams>& sph_param_table() {
               "DFSPH: the divergence solver iterates until the mean rate of compression over a step is below "
               "this.")
         .integer("min_iterations", &SphParams::min_iterations, 0, 10000, "",
-                 "DFSPH: fewest solver iterations per step.")
+                 "DFSPH: fewest density-solver iterations per step.")
+        .integer("min_divergence_iterations", &SphParams::min_divergence_iterations, 0, 10000, "",
+                 "DFSPH: fewest divergence-solver iterations per step (1, as in Bender & Koschier 2017 and "
+                 "SPlisHSPlasH: more only while the error is above max_divergence_error).")
         .integer("max_iterations", &SphParams::max_iterations, 1, 10000, "",
-                 "DFSPH: most solver iterations per step.")
+                 "DFSPH: most iterations per step, of either solver.")
         .flag("divergence_solver", &SphParams::divergence_solver, "DFSPH: make velocities divergence-free each step.")
         .flag("warm_start", &SphParams::warm_start, "DFSPH: start each solve from half the last step's stiffness.")
         .real("viscosity", &SphParams::viscosity, 0.0, 1000.0, "Pa s",
@@ -80,6 +83,8 @@ const ParamTable<SphParams>& sph_param_table() {
 void validate(const SphParams& p) {
   sph_param_table().check(p);
   require_param(p.max_iterations >= p.min_iterations, "SPH", "max_iterations", "must be >= min_iterations");
+  require_param(p.max_iterations >= p.min_divergence_iterations, "SPH", "max_iterations",
+                "must be >= min_divergence_iterations");
   require_param(p.min_dt > 0 && p.min_dt <= p.max_dt, "SPH", "min_dt", "must be in (0, max_dt] s");
 }
 

@@ -297,6 +297,8 @@ TEST(Sph, DfsphDensityErrorStaysUnderItsTarget) {
       if (st.iterations >= p.max_iterations) ++bounded;
       else EXPECT_LE(st.mean_density_error, p.max_density_error);
       EXPECT_GE(st.iterations, p.min_iterations);
+      EXPECT_GE(st.divergence_iterations, p.min_divergence_iterations);
+      EXPECT_LE(st.divergence_iterations, p.max_iterations);
     });
     t += 1.0 / 24;
   }

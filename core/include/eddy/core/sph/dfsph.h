@@ -101,8 +101,8 @@ SphErrorStats SphSolverT<Exec>::jacobi(float dt, float eta, bool density, Vec<fl
   const float* res = residual_.data();
   const float* alpha = alpha_.data();
   const float inv_dt2 = 1.0f / (dt * dt);
-  while (iters < params_.max_iterations &&
-         (iters < params_.min_iterations || e.sum / float(n_) > eta)) {
+  const int min_iters = density ? params_.min_iterations : params_.min_divergence_iterations;
+  while (iters < params_.max_iterations && (iters < min_iters || e.sum / float(n_) > eta)) {
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const float ki = res[i] * alpha[i] * inv_dt2;
       k[i] = ki;

@@ -65,8 +65,9 @@ struct SphParams {
   // compression times dt is below max_divergence_error (both in % of rho0).
   float max_density_error = 0.05f;     // %
   float max_divergence_error = 0.1f;   // %
-  int min_iterations = 2;
-  int max_iterations = 100;
+  int min_iterations = 2;             // the density solver's fewest iterations a step
+  int min_divergence_iterations = 1;  // the divergence solver's (1: Bender & Koschier 2017, as SPlisHSPlasH)
+  int max_iterations = 100;           // both solvers' most
   bool divergence_solver = true;
   bool warm_start = true;
 
@@ -100,7 +101,7 @@ struct SphParams {
 
 // The user-facing parameters: names, ranges, units, docs (see param_table.h).
 const ParamTable<SphParams>& sph_param_table();
-// Checks the table's ranges, max_iterations >= min_iterations and min_dt;
+// Checks the table's ranges, max_iterations >= both minimums and min_dt;
 // throws eddy::Error naming the parameter.
 void validate(const SphParams& p);
 
