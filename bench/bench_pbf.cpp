@@ -16,7 +16,9 @@
 // Also: throughput (particle-iterations per second) at 1M particles, and
 // peak memory per particle.
 //
-// Usage: eddy_bench_pbf [--steps N] [--warmup N] [--threads N] [--skip-1m] [--line] [--no-simd]
+// Usage: eddy_bench_pbf [--steps N] [--warmup N] [--threads N] [--skip-1m] [--line] [--peer-scene]
+//                       [--no-simd]
+// (--peer-scene: no XSPH, as the side-by-side peer's scene.)
 #include <tbb/info.h>
 
 #include <cstdio>
@@ -40,8 +42,9 @@ struct Run {
   std::size_t n = 0;
 };
 
-Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads) {
+Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads, bool peer_scene) {
   PbfParams p;
+  if (peer_scene) p.xsph = 0.0f;
   p.min_iterations = 2;
   p.max_iterations = 100;
   p.max_density_error = 1.0f;
@@ -101,14 +104,14 @@ int main(int argc, char** argv) {
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   const double rss0 = peak_rss_bytes();
   if (o.line) {
-    const Run a = run(39, 0.0125f, vec3(4, 3, 1.5f), steps, warmup, threads);
+    const Run a = run(39, 0.0125f, vec3(4, 3, 1.5f), steps, warmup, threads, o.peer_scene);
     std::printf("peer=eddy method=pbf particles=%zu ms_per_step=%.2f search_ms=%.2f iterations=%.2f steps=%d\n", a.n,
                 a.ms_per_step, 1e3 * a.t.neighbors, a.iterations, steps);
     return 0;
   }
   std::printf("PBF dam break, 39^3 = 59,319 particles, r = 0.0125 m, 4 x 3 x 1.5 m box, dt = 1 ms, "
               "mean density error < 1 %% (%d steps after %d warm-up steps, %d cores)\n", steps, warmup, cores);
-  const Run a = run(39, 0.0125f, vec3(4, 3, 1.5f), steps, warmup, threads);
+  const Run a = run(39, 0.0125f, vec3(4, 3, 1.5f), steps, warmup, threads, o.peer_scene);
   std::printf("  %-28s %10s %24s\n", "", "Eddy", "SPlisHSPlasH (another day)");
   std::printf("  %-28s %10.1f %24.1f   (%.2fx, not a same-run ratio)\n", "ms per step", a.ms_per_step, kRefStepMs,
               kRefStepMs / a.ms_per_step);
@@ -122,7 +125,7 @@ int main(int argc, char** argv) {
   std::printf("  solver memory: %.0f bytes per particle\n", a.bytes / a.n);
   if (o.big) {
     std::printf("\n1M particles (100^3 block, r = 0.01 m, in a 4 x 3 x 2 m box), 10 steps after 3 warm-up\n");
-    const Run b = run(100, 0.01f, vec3(4, 3, 2), 10, 3, threads);
+    const Run b = run(100, 0.01f, vec3(4, 3, 2), 10, 3, threads, o.peer_scene);
     std::printf("  ms per step %.1f, iterations %.2f, neighbour search %.1f ms, pressure solve %.1f ms\n",
                 b.ms_per_step, b.iterations, 1e3 * b.t.neighbors, 1e3 * b.t.solve);
     std::printf("  particle-iterations per second: %.3g\n", b.n * b.iterations / (b.ms_per_step * 1e-3));

@@ -50,14 +50,16 @@ inline double peak_rss_bytes() {
 
 // The command line: --steps N, --warmup N, --threads N (0: all cores),
 // --skip-1m, --line (one machine-readable line per method, for the
-// side-by-side script in bench/peers/), --only METHOD, --no-simd (no AVX2
-// dispatch: the baseline for its gain) and, where the
-// benchmark repeats its runs, --repeat N.
+// side-by-side script in bench/peers/), --only METHOD, --peer-scene (the
+// work of the peer's scene: no XSPH in PBF, no viscosity in SPH), --no-simd
+// (no AVX2 dispatch: the baseline for its gain) and, where the benchmark
+// repeats its runs, --repeat N.
 struct Options {
   int steps = 0, warmup = 0, threads = 0, repeat = 1;
   bool big = true;    // also the 1M-particle run; off with --skip-1m
   bool line = false;  // --line
   const char* only = nullptr;  // --only METHOD: that method's run alone
+  bool peer_scene = false;     // --peer-scene
 };
 
 
@@ -73,9 +75,10 @@ inline bool parse_options(int argc, char** argv, Options& o, bool with_repeat = 
     else if (with_line && !std::strcmp(argv[i], "--line")) o.line = true;
     else if (!std::strcmp(argv[i], "--no-simd")) CpuExecutor::set_simd(false);
     else if (with_line && !std::strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
+    else if (with_line && !std::strcmp(argv[i], "--peer-scene")) o.peer_scene = true;
     else {
       std::fprintf(stderr, "usage: %s [--steps N] [--warmup N] [--threads N]%s [--skip-1m]%s [--no-simd]\n", argv[0],
-                   with_repeat ? " [--repeat N]" : "", with_line ? " [--line] [--only METHOD]" : "");
+                   with_repeat ? " [--repeat N]" : "", with_line ? " [--line] [--only METHOD] [--peer-scene]" : "");
       return false;
     }
   }

@@ -20,7 +20,8 @@
 // the median run is reported, with the spread.
 //
 // Usage: eddy_bench_sph [--steps N] [--warmup N] [--threads N] [--repeat N] [--skip-1m]
-//                       [--line] [--only wcsph|dfsph] [--no-simd]
+//                       [--line] [--only wcsph|dfsph] [--peer-scene] [--no-simd]
+// (--peer-scene: no viscosity, as the side-by-side peer's scene.)
 #include <tbb/info.h>
 
 #include <algorithm>
@@ -45,11 +46,12 @@ struct Run {
   std::size_t n = 0, nb = 0;
 };
 
-Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int warmup, int threads) {
+Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int warmup, int threads,
+        bool peer_scene = false) {
   SphParams p;
   p.method = method;
   p.speed_of_sound = 18.7f;  // B = 5e4 Pa
-  p.viscosity = 0.001f;
+  p.viscosity = peer_scene ? 0.0f : 0.001f;
   auto s = make_sph_solver_cpu(p, threads);
   s->set_colliders({box(tank)});
   s->load(cube(n, r, vec3(0)));
@@ -153,13 +155,13 @@ int main(int argc, char** argv) {
   const int steps = o.steps, warmup = o.warmup, threads = o.threads, repeat = o.repeat;
   const int cores = threads > 0 ? threads : tbb::info::default_concurrency();
   const double rss0 = peak_rss_bytes();
-  const auto wcsph = [&] { return run(SphMethod::Wcsph, 39, 0.0125f, vec3(4, 3, 1.5f), 5e-4f, steps, warmup, threads); };
+  const auto wcsph = [&] { return run(SphMethod::Wcsph, 39, 0.0125f, vec3(4, 3, 1.5f), 5e-4f, steps, warmup, threads, o.peer_scene); };
   // (DFSPH's 1 ms steps cover the warm-up's time in half the steps; one
   // line for the side-by-side script takes the warm-up as given, as the
   // peer does.)
   const int dfsph_warmup = o.line ? warmup : warmup / 2;
   const auto dfsph = [&] {
-    return run(SphMethod::Dfsph, 39, 0.0125f, vec3(4, 3, 1.5f), 1e-3f, steps, dfsph_warmup, threads);
+    return run(SphMethod::Dfsph, 39, 0.0125f, vec3(4, 3, 1.5f), 1e-3f, steps, dfsph_warmup, threads, o.peer_scene);
   };
   const bool want_w = !o.only || !std::strcmp(o.only, "wcsph"), want_d = !o.only || !std::strcmp(o.only, "dfsph");
   if (!want_w && !want_d) {

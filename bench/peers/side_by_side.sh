@@ -5,7 +5,12 @@
 # same run. On shared machines only such a ratio means anything.
 #
 # Usage: bench/peers/side_by_side.sh BUILD_DIR [--methods pbf,dfsph,wcsph] [--rounds N]
-#                                    [--steps N] [--warmup N] [--threads T]
+#                                    [--steps N] [--warmup N] [--threads T] [--eddy-defaults]
+#
+# Eddy runs the peer scene's work (--peer-scene: no XSPH in PBF, no viscosity
+# in SPH, as the peer's scene has none), so that the ratio compares the same
+# work; --eddy-defaults runs Eddy's defaults instead (XSPH 0.01, water
+# viscosity), which do more.
 #
 # Needs the peer built (bench/peers/splishsplash.sh build); exits 3 without
 # it. Prints each run's line, then a table: the mean ms per step of each
@@ -16,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:?usage: side_by_side.sh BUILD_DIR [--methods LIST] [--rounds N] [--steps N] [--warmup N] [--threads T]}
 shift
-methods=pbf,dfsph,wcsph rounds=2 steps=100 warmup=50 threads=2
+methods=pbf,dfsph,wcsph rounds=2 steps=100 warmup=50 threads=2 scene=--peer-scene
 while (($#)); do
   case $1 in
   --methods) methods=$2; shift 2 ;;
@@ -24,6 +29,7 @@ while (($#)); do
   --steps) steps=$2; shift 2 ;;
   --warmup) warmup=$2; shift 2 ;;
   --threads) threads=$2; shift 2 ;;
+  --eddy-defaults) scene=""; shift ;;
   *) echo "side_by_side.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -35,12 +41,17 @@ fi
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 eddy_line() {
   case $1 in
-  pbf) "$build/bin/eddy_bench_pbf" --line --steps "$steps" --warmup "$warmup" --threads "$threads" ;;
-  *) "$build/bin/eddy_bench_sph" --line --only "$1" --steps "$steps" --warmup "$warmup" --threads "$threads" ;;
+  pbf) "$build/bin/eddy_bench_pbf" --line $scene --steps "$steps" --warmup "$warmup" --threads "$threads" ;;
+  *) "$build/bin/eddy_bench_sph" --line $scene --only "$1" --steps "$steps" --warmup "$warmup" --threads "$threads" ;;
   esac
 }
 
 echo "Side by side on this machine: $threads threads, $steps timed steps after $warmup warm-up steps, $rounds rounds"
+if [[ -n $scene ]]; then
+  echo "  Eddy does the peer scene's work: no XSPH (PBF), no viscosity (SPH)"
+else
+  echo "  Eddy runs its defaults: XSPH 0.01 (PBF) and water viscosity (SPH), which the peer's scene leaves out"
+fi
 "$here/splishsplash.sh" status | sed 's/^/  peer: /'
 table=()
 IFS=, read -ra list <<<"$methods"

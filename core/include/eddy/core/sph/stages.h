@@ -228,6 +228,8 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   Vec3f* warm_dv = tmp3_.data();
   const ReactionView R = reactions_.view();
   const float m_dt = c.mass * dt;
+  const bool viscous = c.mu > 0.0f;  // (without viscosity or Akinci's tension, no distance per pair)
+  const bool akinci = c.tension_model == int(SurfaceTension::Akinci2013);
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
@@ -238,7 +240,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
       const uint32_t j = nb.indices[q];
       const Vec3f r = xi - x[j];
       if (warm) wk += r * pgs[q] * (ki + 0.5f * k_old[j]);
-      const float rl = length(r);
+      const float rl = viscous || akinci ? length(r) : 0.0f;
       const float rho_j = density[j] * c.rho0;
       // Pressure, Monaghan's symmetric form (Monaghan 1992, eq. 3.3):
       // a_i = -sum_j m (p_i / rho_i^2 + p_j / rho_j^2) grad W_ij. Mueller et
@@ -248,8 +250,8 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
       // not offered.
       if (with_pressure) ap -= S.grad(r) * (c.mass * (pi * pi_over + pressure[j] / (rho_j * rho_j)));
       // Viscosity (eq. 14): f_i = mu sum_j m (v_j - v_i) / rho_j lap W_ij.
-      av += (v[j] - vi) * (c.mass / rho_j * L(rl));
-      if (c.tension_model == int(SurfaceTension::Akinci2013) && rl > 0.0f)
+      if (viscous) av += (v[j] - vi) * (c.mass / rho_j * L(rl));
+      if (akinci && rl > 0.0f)
         at -= akinci_tension(c, C, r, rl, rho_i, rho_j, normal[i], normal[j]);
     }
     a += ap + av * (c.mu / rho_i) + at;
