@@ -78,9 +78,10 @@ EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f x
   }
 }
 
-// Pair-indexed values one pass keeps for a later pass over the same lists
-// and positions (PBF's kernel scalars, read again by the correction and the
-// viscosity passes): the lanes in use are stored at the batch's list slots.
+// Pair-indexed values one pass keeps for later passes over the same lists
+// and positions (PBF's W and g, read again by its correction, XSPH and
+// vorticity passes; DFSPH's gradient scales, by its solves): the lanes in
+// use are stored at the batch's list slots.
 EDDY_HD_INLINE void store_lanes(float* dst, const PairBatch& b, const float* a) {
   if (b.n == kPairLanes) {
     for (int l = 0; l < kPairLanes; ++l) dst[b.q0 + l] = a[l];
