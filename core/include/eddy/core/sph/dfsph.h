@@ -13,7 +13,7 @@ void SphSolverT<Exec>::dfsph_step(float dt, bool warm, StageClock& clock, SphSte
   if (params_.divergence_solver) s.divergence_iterations = divergence_solve(dt, warm);
   times.divergence = clock.lap();
   if (c_.tension_model != 0) compute_normals();
-  compute_forces(dt, /*pressure=*/false, warm);
+  compute_forces(dt, /*pressure=*/false);
   add_accel(dt, warm);
   times.forces = clock.lap();
   const SphErrorStats d = density_solve(dt, s.iterations, warm);
@@ -116,9 +116,9 @@ SphErrorStats SphSolverT<Exec>::jacobi(float dt, float eta, bool density, Vec<fl
 }
 
 // Warm start: half of the last step's total stiffness is applied first
-// (SPlisHSPlasH does the same), and the totals restart from it; the passes
-// that apply it are compute_density (divergence) and compute_forces
-// (density), which visit the pairs anyway. The density solver's total is
+// (SPlisHSPlasH does the same), and the totals restart from it; the density
+// pass, which visits the pairs anyway, sums both solvers' (the divergence
+// solver's applied there, the density solver's by add_accel). The density solver's total is
 // kept as it is: in a steady state it is the acceleration that holds the
 // liquid up, the same at any step length. The divergence solver's corrects
 // a rate within the step, so it is kept as k dt and divided by the new

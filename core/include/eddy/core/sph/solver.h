@@ -302,12 +302,13 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     find_neighbors();
     begin_reactions();
     times.neighbors = clock.lap();
-    // DFSPH's warm starts ride on passes that visit the pairs anyway: the
-    // divergence solver's on the density pass, the density solver's on the
-    // forces pass (each adds velocity through the pairs' gradients only, so
-    // where it is added does not matter as long as it precedes its solve).
+    // DFSPH's warm starts ride on the density pass, which visits the pairs
+    // anyway: the divergence solver's velocity change is applied there, the
+    // density solver's kept for add_accel (each goes through the pairs'
+    // gradients only, so where it is summed does not matter as long as it
+    // is applied before its solve).
     const bool warm = params_.method == SphMethod::Dfsph && params_.warm_start && steps_ > 0;
-    const SphErrorStats e = compute_density(warm && params_.divergence_solver ? dt : 0.0f);
+    const SphErrorStats e = compute_density(warm && params_.divergence_solver ? dt : 0.0f, warm);
     s.mean_density_error = 100.0f * e.sum / float(n_);
     s.max_density_error = 100.0f * e.max;
     times.density = clock.lap();
@@ -332,8 +333,8 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   // Shared by both methods (stages.h).
   void find_neighbors();
   void reorder();
-  SphErrorStats compute_density(float warm_dt = 0.0f);
-  void compute_forces(float dt, bool with_pressure, bool warm = false);
+  SphErrorStats compute_density(float warm_dt = 0.0f, bool warm_density = false);
+  void compute_forces(float dt, bool with_pressure);
   void add_accel(float dt, bool warm = false);
   void integrate(float dt, bool with_accel);
   void xsph();

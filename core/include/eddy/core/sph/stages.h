@@ -58,7 +58,7 @@ void SphSolverT<Exec>::reorder() {
 // divergence_solve): half of the last step's total, kept as k dt, divided
 // by this step's dt, applied to v; the halved totals go to kappa_v_.
 template <class Exec>
-SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
+SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt, bool warm_density) {
   const SphConstants c = c_;
   const PairKernels W(c.h, c.kernel);
   const NeighborView nb = grid_.neighbors();
@@ -88,6 +88,9 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
   const float kv_scale = warm ? 0.5f / warm_dt : 0.0f;
   const float* kv_old = kappa_v_.data();
   float* kv_new = tmpf_.data();
+  const bool warm_d = warm_density && !wcsph;
+  float* k_old = kappa_.data();
+  Vec3f* warm_dv = tmp3_.data();
   Vec3f* v = v_.data();
   // Tracking reactions, DFSPH splits the walls' gradient sum by collider
   // (record_wall_pressure turns it into impulses).
@@ -116,9 +119,12 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
       pressure[i] = tait_pressure(c, rel);  // wcsph.h
     } else {
       const float kvi = kv_old[i] * kv_scale;
+      const float ki = warm_d ? 0.5f * k_old[i] : 0.0f;
       // Per lane: sum W, sum V grad W, sum |V grad W|^2 and (warm) the
-      // divergence solver's warm-start velocity change.
+      // divergence solver's and the density solver's warm-start velocity
+      // changes.
       float aw[L] = {}, ax[L] = {}, ay[L] = {}, az[L] = {}, a2[L] = {}, dx[L] = {}, dy[L] = {}, dz[L] = {};
+      float px[L] = {}, py[L] = {}, pz[L] = {};
       for_pair_batches(nb, i, xi, x, c.h, [&](const PairBatch& b) {
         float w[L], g[L], gs[L], gx[L], gy[L], gz[L];
         W.scalars<L>(b.r2, w, g);
@@ -145,10 +151,21 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
             dz[l] += gz[l] * k[l];
           }
         }
+        if (warm_d) {
+          float k[L];
+          for (int l = 0; l < L; ++l) k[l] = ki + 0.5f * k_old[b.j[l]];
+          EDDY_LANES
+          for (int l = 0; l < L; ++l) {
+            px[l] += gx[l] * k[l];
+            py[l] += gy[l] * k[l];
+            pz[l] += gz[l] * k[l];
+          }
+        }
       });
       wsum += lane_sum(aw);
       Vec3f gsum = lane_sum3(ax, ay, az);
       Vec3f dv = lane_sum3(dx, dy, dz);
+      const Vec3f pv = lane_sum3(px, py, pz);
       const float g2 = lane_sum(a2);
       rel = wsum * c.volume0;
       Vec3f gb = vec3(0.0f);  // sum_b V_b grad W_ib
@@ -180,24 +197,24 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt) {
         v[i] -= dv * warm_dt;
         kv_new[i] = kvi;
       }
+      if (warm_d) warm_dv[i] = with_b ? pv + gb * ki : pv;
     }
     density[i] = rel;
     err[i] = fmaxf(rel - 1.0f, 0.0f);
   });
   if (warm) std::swap(kappa_v_, tmpf_);
+  // The density solver's totals restart from half (read above, as each
+  // particle's and its neighbours' halves).
+  if (warm_d) ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { k_old[i] *= 0.5f; });
   return ex_.reduce(
       n_, SphErrorStats{0.0f, 0.0f}, [=] EDDY_HD(uint32_t i) { return SphErrorStats{err[i], err[i]}; }, SumOp{});
 }
 
 // Accelerations: gravity, the symmetric pressure force (WCSPH), viscosity,
-// surface tension, spring-damper walls and wall friction.
-//
-// warm (DFSPH): also the density solver's warm start (see divergence_solve):
-// half of the last step's total stiffness, its velocity change per unit
-// time kept in tmp3_ (apart from the accelerations, which set the force
-// condition of the time step), the halved totals in kappa_.
+// surface tension, spring-damper walls and wall friction. (DFSPH's density
+// solver's warm start is the density pass's: see compute_density.)
 template <class Exec>
-void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
+void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure) {
   const SphConstants c = c_;
   const PairKernels S(c.h, c.kernel);
   const ViscosityLaplacian L(c.h);
@@ -221,11 +238,6 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   const uint32_t nf = nfields_;
   const float t = time_;
   Vec3f* acc = a_.data();
-  const float* pgs = pair_gs_.data();
-  const Vec3f* wg = wall_g_.data();
-  const float* k_old = kappa_.data();
-  float* k_new = tmpf_.data();
-  Vec3f* warm_dv = tmp3_.data();
   const ReactionView R = reactions_.view();
   const float m_dt = c.mass * dt;
   const bool viscous = c.mu > 0.0f;  // (without viscosity or Akinci's tension, no distance per pair)
@@ -233,13 +245,11 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
-    Vec3f a = g + fields_accel(fields, nf, xi, vi), ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f),
-          wk = vec3(0.0f);
-    const float ki = warm ? 0.5f * k_old[i] : 0.0f;
-    for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
+    Vec3f a = g + fields_accel(fields, nf, xi, vi), ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f);
+    const uint32_t pair_end = with_pressure || viscous || akinci ? nb.end(i) : nb.begin(i);  // (else no pair terms)
+    for (uint32_t q = nb.begin(i); q < pair_end; ++q) {
       const uint32_t j = nb.indices[q];
       const Vec3f r = xi - x[j];
-      if (warm) wk += r * pgs[q] * (ki + 0.5f * k_old[j]);
       const float rl = viscous || akinci ? length(r) : 0.0f;
       const float rho_j = density[j] * c.rho0;
       // Pressure, Monaghan's symmetric form (Monaghan 1992, eq. 3.3):
@@ -293,12 +303,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure, bool warm) {
     if (R.on() && wall.friction > 0.0f)
       for (int s = 0; s < kReactionSlots; ++s) R.at(i, s) -= fa * (m_dt * fw[s] / wall.friction);
     acc[i] = a;
-    if (warm) {
-      warm_dv[i] = with_b ? wk + wg[i] * ki : wk;
-      k_new[i] = ki;
-    }
   });
-  if (warm) std::swap(kappa_, tmpf_);
 }
 
 // v += dt a (DFSPH's v*), and with `warm` the density solver's warm start.
