@@ -48,7 +48,7 @@ void SphSolverT<Exec>::reorder() {
 // Tait pressure; returns the compression error. For DFSPH the same pass
 // gives the factor (Bender & Koschier 2017, eq. 9, in volumes)
 //   alpha_i = 1 / (|sum_j V grad W_ij + sum_b V_b grad W_ib|^2 + sum_j |V grad W_ij|^2)
-// and keeps each fluid pair's V grad W_ij, and per particle the walls'
+// and keeps each fluid pair's V grad W_ij (as its scale, pair_gs_), and per particle the walls'
 // sums sum_b V_b grad W_ib and sum_b V_b v_b . grad W_ib (V_b = Psi_b /
 // rho0): positions do not change within the solves, so their passes, a
 // dozen a step, read the gradients instead of evaluating the kernel, and
@@ -57,6 +57,10 @@ void SphSolverT<Exec>::reorder() {
 // warm_dt > 0 (DFSPH): also the divergence solver's warm start (see
 // divergence_solve): half of the last step's total, kept as k dt, divided
 // by this step's dt, applied to v; the halved totals go to kappa_v_.
+// warm_density (DFSPH): also the density solver's: half of the last step's
+// total stiffness, its velocity change per unit time kept in tmp3_ for
+// add_accel (apart from the accelerations, which set the force condition
+// of the time step), the halved totals left in kappa_.
 template <class Exec>
 SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt, bool warm_density) {
   const SphConstants c = c_;
