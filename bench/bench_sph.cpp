@@ -44,10 +44,11 @@ struct Run {
   double pairs = 0, boundary_pairs = 0;
   SphStageTimes t;
   std::size_t n = 0, nb = 0;
+  bool viscous = true;
 };
 
 Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int warmup, int threads,
-        bool peer_scene = false) {
+        bool peer_scene) {
   SphParams p;
   p.method = method;
   p.speed_of_sound = 18.7f;  // B = 5e4 Pa
@@ -56,6 +57,7 @@ Run run(SphMethod method, int n, float r, Vec3f tank, float dt, int steps, int w
   s->set_colliders({box(tank)});
   s->load(cube(n, r, vec3(0)));
   Run out;
+  out.viscous = p.viscosity > 0.0f;
   out.n = s->size();
   out.nb = s->boundary_size();
   const double secs = timed_steps(*s, dt, steps, warmup, [&](const SphStepStats& st, const SphStageTimes& tt) {
@@ -108,11 +110,12 @@ void print(const char* name, const Run& a, double lo, double hi, double ref_ms, 
 //               lists (positions read, counts, offsets: 20 B)
 //   density     lists; offsets, x, density, pressure, error (32 B); DFSPH
 //               also writes each pair's gradient scale (4 B a pair), the factor,
-//               walls' sums (20 B) and its warm start (v, kappa: 32 B)
-//   forces      fluid list; offsets, x, v, density, pressure read, a
-//               written (48 B); boundary list (WCSPH's pressure); DFSPH's
-//               warm start reads the gradient scales again (4 B a pair),
-//               kappa and writes the velocity change (20 B)
+//               walls' sums (20 B), the divergence solver's warm start (v,
+//               kappa_v: 32 B) and the density solver's (kappa read and
+//               halved, the velocity change written: 20 B)
+//   forces      fluid list (unless DFSPH runs without viscosity: then no
+//               pair terms); offsets, x, v, density, pressure read, a
+//               written (48 B); boundary list (WCSPH's pressure)
 //   solves      DFSPH, per Jacobi iteration: the stiffness (16 B), applying
 //               it (list and gradient scales, kappa, walls' sum, x read,
 //               v read and written: 8 B a pair, 44 B), the residual (8 B a
@@ -126,8 +129,8 @@ Traffic traffic(const Run& a, bool dfsph) {
   const auto solve = [&](double it) { return it * (16 * n + 16 * P + 84 * n) + 8 * P + 40 * n; };
   Traffic t{};
   t.neighbors = neighbor_bytes(n, P) + 4 * Pb + 20 * n;
-  t.density = 4 * P + 4 * Pb + 32 * n + (dfsph ? 4 * P + 52 * n : 0.0);
-  t.forces = 4 * P + 48 * n + (dfsph ? 4 * P + 20 * n : 4 * Pb);
+  t.density = 4 * P + 4 * Pb + 32 * n + (dfsph ? 4 * P + 72 * n : 0.0);
+  t.forces = (dfsph && !a.viscous ? 0.0 : 4 * P) + 48 * n + (dfsph ? 0.0 : 4 * Pb);
   t.divergence = dfsph ? solve(a.div_iterations) : 0.0;
   t.pressure = dfsph ? solve(a.iterations) : 0.0;
   t.integrate = 48 * n;
@@ -194,7 +197,7 @@ int main(int argc, char** argv) {
     std::printf("  solver memory: %.0f bytes per particle (WCSPH), %.0f (DFSPH)\n", w.bytes / w.n, d.bytes / d.n);
   if (o.big && !o.only) {
     std::printf("\n1M particles (100^3 block, r = 0.01 m, in a 4 x 3 x 2 m box), DFSPH, 5 steps after 2 warm-up\n");
-    const Run b = run(SphMethod::Dfsph, 100, 0.01f, vec3(4, 3, 2), 1e-3f, 5, 2, threads);
+    const Run b = run(SphMethod::Dfsph, 100, 0.01f, vec3(4, 3, 2), 1e-3f, 5, 2, threads, o.peer_scene);
     std::printf("  ms per step %.1f, %.2f pressure / %.2f divergence iterations\n", b.ms_per_step, b.iterations,
                 b.div_iterations);
     std::printf("  solver memory: %.0f bytes per particle (with %zu boundary particles); process peak RSS %.0f bytes "

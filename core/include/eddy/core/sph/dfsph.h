@@ -118,15 +118,16 @@ SphErrorStats SphSolverT<Exec>::jacobi(float dt, float eta, bool density, Vec<fl
 // Warm start: half of the last step's total stiffness is applied first
 // (SPlisHSPlasH does the same), and the totals restart from it; the density
 // pass, which visits the pairs anyway, sums both solvers' (the divergence
-// solver's applied there, the density solver's by add_accel). The density solver's total is
-// kept as it is: in a steady state it is the acceleration that holds the
-// liquid up, the same at any step length. The divergence solver's corrects
-// a rate within the step, so it is kept as k dt and divided by the new
-// step. (Keeping the density total as k dt^2, SPlisHSPlasH's choice,
-// multiplied it by 4000 in the dam break when the step fell from 4 ms to
-// 60 us, and threw particles at 20 m/s. Warm-starting only the particles
-// the current velocities compress, as SPlisHSPlasH also does, let a
-// settled column jitter: mean speed 0.06 m/s against 0.01.)
+// solver's applied there, the density solver's by add_accel). The density
+// solver's total is kept as it is: in a steady state it is the acceleration
+// that holds the liquid up, the same at any step length. The divergence
+// solver's corrects a rate within the step, so it is kept as k dt and
+// divided by the new step. (Keeping the density total as k dt^2,
+// SPlisHSPlasH's choice, multiplied it by 4000 in the dam break when the
+// step fell from 4 ms to 60 us, and threw particles at 20 m/s.
+// Warm-starting only the particles the current velocities compress, as
+// SPlisHSPlasH also does, let a settled column jitter: mean speed 0.06 m/s
+// against 0.01.)
 template <class Exec>
 int SphSolverT<Exec>::divergence_solve(float dt, bool warmed) {
   if (!warmed) zero(kappa_v_);

@@ -246,11 +246,12 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure) {
   const float m_dt = c.mass * dt;
   const bool viscous = c.mu > 0.0f;  // (without viscosity or Akinci's tension, no distance per pair)
   const bool akinci = c.tension_model == int(SurfaceTension::Akinci2013);
+  const bool pair_terms = with_pressure || viscous || akinci;  // (DFSPH without viscosity: none)
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
     Vec3f a = g + fields_accel(fields, nf, xi, vi), ap = vec3(0.0f), av = vec3(0.0f), at = vec3(0.0f);
-    const uint32_t pair_end = with_pressure || viscous || akinci ? nb.end(i) : nb.begin(i);  // (else no pair terms)
+    const uint32_t pair_end = pair_terms ? nb.end(i) : nb.begin(i);
     for (uint32_t q = nb.begin(i); q < pair_end; ++q) {
       const uint32_t j = nb.indices[q];
       const Vec3f r = xi - x[j];
