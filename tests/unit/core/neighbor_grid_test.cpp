@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 #include <random>
 
 #include "eddy/core/cpu_executor.h"
@@ -97,29 +98,52 @@ TEST(NeighborGrid, FindsNeighboursOfParticlesFarOutsideTheDomain) {
 
 // Lists of outside points (fluid against boundary particles) against brute
 // force, with queries inside, around and far outside the grid's particles,
-// both through the dense cell table and through binary search.
+// both through the dense cell table and through binary search, in both
+// shapes: per cell (queries in runs sharing a cell's gathered candidates;
+// here in random order, and sorted so that runs are long) and per particle,
+// which must give the same lists in the same order. Queries whose `near`
+// flag is 0 get empty lists.
 TEST(NeighborGrid, ListsOfOutsidePointsMatchBruteForce) {
   for (float spread : {1.0f, 2000.0f}) {  // compact (dense table) and sparse (binary search)
     std::vector<Vec3f> grid_pts = random_points(1500, 0.0f, 1.0f, 21);
     for (std::size_t i = 0; i < grid_pts.size(); i += 7) grid_pts[i] = grid_pts[i] * spread;
-    const std::vector<Vec3f> q = random_points(800, -0.3f, 1.3f, 22);
+    std::vector<Vec3f> q = random_points(800, -0.3f, 1.3f, 22);
+    std::vector<Vec3f> sorted_q = q;
+    std::sort(sorted_q.begin(), sorted_q.end(), [](Vec3f a, Vec3f b) {
+      const auto key = [](Vec3f p) { return std::make_tuple(int(p.z / 0.09f), int(p.y / 0.09f), int(p.x / 0.09f)); };
+      return key(a) < key(b);
+    });
+    std::vector<uint8_t> near(q.size());
+    for (std::size_t i = 0; i < near.size(); ++i) near[i] = i % 5 != 0;
     const float h = 0.09f;
-    CpuExecutor ex;
-    NeighborGrid<CpuExecutor> g(ex);
-    g.build(grid_pts.data(), uint32_t(grid_pts.size()), h);
-    g.find_neighbors_of(grid_pts.data(), q.data(), uint32_t(q.size()));
-    const NeighborView v = g.neighbors();
-    std::size_t pairs = 0;
-    for (uint32_t i = 0; i < q.size(); ++i) {
-      std::vector<uint32_t> want, got(v.indices + v.begin(i), v.indices + v.end(i));
-      for (uint32_t j = 0; j < grid_pts.size(); ++j)
-        if (length2(q[i] - grid_pts[j]) < h * h) want.push_back(j);
-      std::sort(got.begin(), got.end());
-      ASSERT_EQ(got, want) << "spread " << spread << ", query " << i;
-      pairs += want.size();
-    }
-    EXPECT_EQ(g.pair_count(), pairs);
-    EXPECT_GT(pairs, 500u);
+    for (const std::vector<Vec3f>* queries : {&q, &sorted_q})
+      for (bool with_near : {false, true}) {
+        std::vector<std::vector<uint32_t>> lists[2];
+        for (NeighborStrategy shape : {NeighborStrategy::PerCell, NeighborStrategy::PerParticle}) {
+          CpuExecutor ex;
+          NeighborGrid<CpuExecutor> g(ex);
+          g.set_strategy(shape);
+          g.build(grid_pts.data(), uint32_t(grid_pts.size()), h);
+          const uint8_t* flags = with_near ? near.data() : nullptr;
+          for (int call = 0; call < 2; ++call)  // the second reads the kept sorted copy
+            g.find_neighbors_of(grid_pts.data(), queries->data(), uint32_t(queries->size()), flags);
+          const NeighborView v = g.neighbors();
+          std::size_t pairs = 0;
+          for (uint32_t i = 0; i < queries->size(); ++i) {
+            std::vector<uint32_t> want, got(v.indices + v.begin(i), v.indices + v.end(i));
+            lists[shape == NeighborStrategy::PerCell].push_back(got);
+            if (!flags || flags[i])
+              for (uint32_t j = 0; j < grid_pts.size(); ++j)
+                if (length2((*queries)[i] - grid_pts[j]) < h * h) want.push_back(j);
+            std::sort(got.begin(), got.end());
+            ASSERT_EQ(got, want) << "spread " << spread << ", query " << i;
+            pairs += want.size();
+          }
+          EXPECT_EQ(g.pair_count(), pairs);
+          EXPECT_GT(pairs, 400u);
+        }
+        EXPECT_EQ(lists[0], lists[1]) << "the two shapes' lists differ in order";
+      }
   }
 }
 

@@ -239,26 +239,67 @@ struct CellWalker {
   uint32_t ncells;
   const uint32_t* cell_start;
 
-  template <class F>
-  EDDY_HD_INLINE void operator()(Vec3f qi, F&& f) const {
+  // The cell holding qi, as one number (equal for points in one cell).
+  EDDY_HD_INLINE uint64_t cell(Vec3f qi) const {
+    return uint64_t(cell_coord(qi.x, origin.x, inv_h)) | uint64_t(cell_coord(qi.y, origin.y, inv_h)) << 21 |
+           uint64_t(cell_coord(qi.z, origin.z, inv_h)) << 42;
+  }
+  // The 27 cells around qi's (the order of NeighborGrid's cell_nbr): the
+  // occupied ones' ids, kNoCell for the others.
+  EDDY_HD_INLINE void cells(Vec3f qi, uint32_t nb[27]) const {
     const int cx = int(cell_coord(qi.x, origin.x, inv_h)), cy = int(cell_coord(qi.y, origin.y, inv_h)),
               cz = int(cell_coord(qi.z, origin.z, inv_h));
+    int slot = 0;
     for (int dz = -1; dz <= 1; ++dz)
       for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
+        for (int dx = -1; dx <= 1; ++dx, ++slot) {
           const int nx = cx + dx, ny = cy + dy, nz = cz + dz;
-          if (nx < 0 || ny < 0 || nz < 0) continue;
           uint32_t id = kNoCell;
-          if (table) {
+          if (nx < 0 || ny < 0 || nz < 0) {
+          } else if (table) {
             if (nx < dims[0] && ny < dims[1] && nz < dims[2]) id = table[(size_t(nz) * dims[1] + ny) * dims[0] + nx];
           } else if (nx <= int(kMaxCoord) && ny <= int(kMaxCoord) && nz <= int(kMaxCoord)) {
             const uint64_t nk = morton(uint32_t(nx), uint32_t(ny), uint32_t(nz));
             const uint32_t at = lower_bound(cell_keys, ncells, nk);
             if (at < ncells && cell_keys[at] == nk) id = at;
           }
-          if (id == kNoCell) continue;
-          for (uint32_t p = cell_start[id], e = cell_start[id + 1]; p < e; ++p) f(p);
+          nb[slot] = id;
         }
+  }
+};
+
+// Queries (points that are not the grid's particles) in blocks of kBlock:
+// f(i, candidates, cells) for each, where a run of queries in one cell
+// shares the candidates of that cell's 27 cells, gathered once (null for a
+// query whose `near` flag is 0).
+struct QueryRuns {
+  static constexpr uint32_t kBlock = 16;
+  CellWalker walk;
+  const Vec3f* q;
+  uint32_t nq;
+  const uint8_t* near;
+  const Vec3f* xs;
+  const uint32_t* order;
+
+  template <class F>
+  EDDY_HD_INLINE void operator()(uint32_t blk, F&& f) const {
+    Candidates cand;
+    uint32_t nb[27];
+    uint64_t at = ~uint64_t(0);
+    const uint32_t end = nq - blk * kBlock < kBlock ? nq : blk * kBlock + kBlock;
+    for (uint32_t i = blk * kBlock; i < end; ++i) {
+      if (near && !near[i]) {
+        f(i, static_cast<const Candidates*>(nullptr), nb);
+        continue;
+      }
+      const uint64_t c = walk.cell(q[i]);
+      if (c != at) {
+        walk.cells(q[i], nb);
+        cand.gather(nb, walk.cell_start, xs, order);
+        at = c;
+      }
+      f(i, &cand, nb);
+    }
   }
 };
 
@@ -279,6 +320,7 @@ class NeighborGrid {
   explicit NeighborGrid(const Exec& ex) : ex_(ex) {}
 
   void build(const Vec3f* x, uint32_t n, float h) {
+    sorted_from_ = nullptr;
     n_ = n;
     h_ = h;
     const float inv_h = 1.0f / h;
@@ -298,8 +340,11 @@ class NeighborGrid {
           return is_finite(p) ? Bounds3{p, p} : empty_bounds();
         },
         BoundsOp{});
-    origin_ = b.lo.x <= b.hi.x ? b.lo : vec3(0.0f);
-    const Vec3f ext = b.lo.x <= b.hi.x ? (b.hi - b.lo) * inv_h : vec3(0.0f);
+    // The origin on the lattice of multiples of h, so that grids of one h
+    // (a fluid's and its boundary's) share their cells.
+    origin_ = b.lo.x <= b.hi.x ? vec3(floorf(b.lo.x * inv_h) * h, floorf(b.lo.y * inv_h) * h, floorf(b.lo.z * inv_h) * h)
+                               : vec3(0.0f);
+    const Vec3f ext = b.lo.x <= b.hi.x ? (b.hi - origin_) * inv_h : vec3(0.0f);
     const float maxc = fminf(max_component(ext) + 1.0f, static_cast<float>(grid::kMaxCoord));
     int bits = 0;
     while (bits < 21 && static_cast<float>(1u << bits) <= maxc) ++bits;
@@ -389,6 +434,7 @@ class NeighborGrid {
   // The attributes have been permuted by sorted_order(): particle i now sits
   // at sorted position i.
   void mark_reordered() {
+    sorted_from_ = nullptr;
     uint32_t* order = order_.data();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t k) { order[k] = k; });
   }
@@ -424,16 +470,14 @@ class NeighborGrid {
     grow_buffer(sorted_x_, n);
     Vec3f* xs = sorted_x_.data();
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
+    sorted_from_ = nullptr;  // x may be positions moved since the build
     // Count (+ 1 for the spare slot), scan, fill.
     each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
       const uint32_t i = order[k];
       counts[i] = (cand ? cand->count(i, xs[k], h2, nb, cell_start, xs, order)
                         : grid::Candidates::count_in_place(i, xs[k], h2, nb, cell_start, xs, order)) + 1u;
     });
-    ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
-    const uint32_t slots = ex_.exclusive_scan(counts, counts, n + 1);
-    pairs_ = slots - n;
-    if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);  // headroom: rare regrowth
+    finish_counts(n);
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
     each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
@@ -468,8 +512,9 @@ class NeighborGrid {
 
   // Neighbour lists of nq other points q (not the grid's own particles; e.g.
   // fluid particles against a grid of boundary particles): for each q_i,
-  // every grid particle at x (the positions the grid was built on) within h,
-  // in the fixed order of find_neighbors. The lists replace the grid's own.
+  // every grid particle at x (the positions of the last build(), unchanged
+  // since: their sorted copy is kept for the next call) within h, in the
+  // fixed order of find_neighbors. The lists replace the grid's own.
   // With `near`, points whose flag is 0 are known to have no grid particle
   // within h (the caller's test, e.g. a distance to the surfaces the grid
   // particles sample) and get empty lists without a search.
@@ -492,33 +537,72 @@ class NeighborGrid {
     const uint32_t* table = dense_used_ ? dense_.data() : nullptr;
     const int d0 = dims_[0], d1 = dims_[1], d2 = dims_[2];
     const uint32_t ncells = cells_, n = n_;
-    grow_buffer(sorted_x_, n);
-    Vec3f* xs = sorted_x_.data();
-    ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
+    // The grid's positions in sorted order: copied once per build (the
+    // boundary's grid is built when a collider moves, queried every step).
+    if (sorted_from_ != x) {
+      grow_buffer(sorted_x_, n);
+      Vec3f* out = sorted_x_.data();
+      ex_.for_each(n, [=] EDDY_HD(uint32_t k) { out[k] = x[order[k]]; });
+      sorted_from_ = x;
+    }
+    const Vec3f* xs = sorted_x_.data();
     uint32_t* counts = offsets_.data();
-    const grid::CellWalker visit{o, inv_h, table, {d0, d1, d2}, cell_keys, ncells, cell_start};
+    const grid::CellWalker walk{o, inv_h, table, {d0, d1, d2}, cell_keys, ncells, cell_start};
+    // A query is no grid particle: no candidate is left out as itself.
+    constexpr uint32_t kNotOne = 0xffffffffu;
+    if (strategy_ == NeighborStrategy::PerCell) {
+      // Per cell (the CPU's shape): the queries in blocks, each run of them
+      // in one cell (the fluid's particles, sorted by cells of the same
+      // size, come in such runs) gathers that cell's candidates once and
+      // tests each query against them in the vectorised loops of
+      // find_neighbors. The same lists as per particle.
+      const grid::QueryRuns each_query{walk, q, nq, near, xs, order};
+      const uint32_t blocks = (nq + grid::QueryRuns::kBlock - 1) / grid::QueryRuns::kBlock;
+      ex_.for_each_simd(blocks, [=] EDDY_HD(uint32_t blk) {
+        each_query(blk, [&](uint32_t i, const grid::Candidates* cand, const uint32_t* nbc) {
+          counts[i] = 1u + (cand ? cand->count(kNotOne, q[i], h2, nbc, cell_start, xs, order) : 0u);
+        });
+      });
+      finish_counts(nq);
+      uint32_t* indices = indices_.data();
+      const uint32_t* offsets = offsets_.data();
+      ex_.for_each_simd(blocks, [=] EDDY_HD(uint32_t blk) {
+        each_query(blk, [&](uint32_t i, const grid::Candidates* cand, const uint32_t* nbc) {
+          if (cand) cand->fill(kNotOne, q[i], h2, nbc, cell_start, xs, order, indices + offsets[i]);
+        });
+      });
+      return;
+    }
+    // Per particle (the GPU's): each query reads its 27 cells in place.
     ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
-      const Vec3f qi = q[i];
       uint32_t c = 1;  // the spare slot
-      if (!near || near[i]) visit(qi, [&](uint32_t p) { c += length2(qi - xs[p]) < h2; });
+      if (!near || near[i]) {
+        uint32_t nbc[27];
+        walk.cells(q[i], nbc);
+        c += grid::Candidates::count_in_place(kNotOne, q[i], h2, nbc, cell_start, xs, order);
+      }
       counts[i] = c;
     });
-    ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[nq] = 0; });
-    const uint32_t slots = ex_.exclusive_scan(counts, counts, nq + 1);
-    pairs_ = slots - nq;
-    if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);
+    finish_counts(nq);
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
     ex_.for_each(nq, [=] EDDY_HD(uint32_t i) {
       if (near && !near[i]) return;
-      const Vec3f qi = q[i];
-      uint32_t* out = indices + offsets[i];
-      uint32_t w = 0;
-      visit(qi, [&](uint32_t p) {
-        out[w] = order[p];
-        w += length2(qi - xs[p]) < h2;
-      });
+      uint32_t nbc[27];
+      walk.cells(q[i], nbc);
+      grid::Candidates::fill_in_place(kNotOne, q[i], h2, nbc, cell_start, xs, order, indices + offsets[i]);
     });
+  }
+
+  // After the counts of n lists (spare slot included): offsets by an
+  // exclusive scan, the pair count, and room for the indices. (Public, as
+  // zero_first_offset.)
+  void finish_counts(uint32_t n) {
+    uint32_t* counts = offsets_.data();
+    ex_.for_each(1, [=] EDDY_HD(uint32_t) { counts[n] = 0; });
+    const uint32_t slots = ex_.exclusive_scan(counts, counts, n + 1);
+    pairs_ = slots - n;
+    if (indices_.size() < slots) indices_.resize(size_t(slots) + slots / 4);  // headroom: rare regrowth
   }
 
   // Public: nvcc's extended lambdas need a public enclosing function.
@@ -552,6 +636,7 @@ class NeighborGrid {
   Vec<uint32_t> cell_start_, cell_nbr_;
   Vec<uint32_t> offsets_, indices_;
   Vec<Vec3f> sorted_x_;
+  const Vec3f* sorted_from_ = nullptr;  // the build's positions sorted_x_ holds (find_neighbors_of), or null
   Vec<uint32_t> dense_;
 };
 
