@@ -161,6 +161,17 @@ TEST(NeighborGrid, MatchesBruteForceOnALatticeWithPointsOnCellFaces) {
   expect_same(x, 0.1f, "lattice");
 }
 
+TEST(NeighborGrid, MatchesBruteForceOnALatticeWithMoreCandidatesThanTheKeptHits) {
+  // Spacing h/2.6: about 17 particles a cell, 300-500 candidates (27
+  // cells): more than the count pass keeps as bits (256), fewer than a
+  // cell's gathered buffer holds (512); the fill tests them again.
+  std::vector<Vec3f> x;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      for (int k = 0; k < 16; ++k) x.push_back(vec3(0.1f / 2.6f * i, 0.1f / 2.6f * j, 0.1f / 2.6f * k));
+  expect_same(x, 0.1f, "dense lattice");
+}
+
 TEST(NeighborGrid, SortedOrderIsZOrderAndReorderingKeepsTheSets) {
   const std::vector<Vec3f> x = random_points(2000, 0.0f, 1.0f, 10);
   CpuExecutor ex;

@@ -110,6 +110,16 @@ struct Candidates {
       }
     }
   }
+  // The candidates' ids alone (m counts them all; ids only up to kMax).
+  EDDY_HD_INLINE void gather_ids(const uint32_t* nb, const uint32_t* cell_start, const uint32_t* order) {
+    m = 0;
+    for (int s = 0; s < 27; ++s) {
+      const uint32_t cell = nb[s];
+      if (cell == kNoCell) continue;
+      for (uint32_t p = cell_start[cell], e = cell_start[cell + 1]; p < e; ++p, ++m)
+        if (m < kMax) id[m] = order[p];
+    }
+  }
   // Neighbours of particle i (at xi) within h: candidates other than i.
   EDDY_HD_INLINE uint32_t count(uint32_t i, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
                                 const Vec3f* xs, const uint32_t* order) const {
@@ -135,77 +145,98 @@ struct Candidates {
     }
     return c;
   }
+  // The same neighbours as bits over the candidates (bit t % 64 of word
+  // t / 64 for candidate t, kWords words; m <= kMax); returns their count.
+  static constexpr uint32_t kWords = kMax / 64;
+  EDDY_HD_INLINE uint32_t hit_bits(uint32_t i, Vec3f xi, float h2, uint64_t* bits) const {
+    uint32_t c = 0;
+#ifndef __CUDA_ARCH__
+    // On the CPU: the tests in a loop the compiler vectorises, one byte per
+    // candidate, then eight bytes at a time turned into eight bits.
+    alignas(8) uint8_t hit[kMax];
+    for (uint32_t t = 0; t < m; ++t) {
+      const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
+      hit[t] = uint8_t((dx * dx + dy * dy + dz * dz < h2) & (id[t] != i));
+    }
+    const uint32_t words = (m + 63u) / 64u;
+    for (uint32_t t = m; t < words * 64u; ++t) hit[t] = 0;
+    for (uint32_t w = 0; w < words; ++w) {
+      uint64_t word = 0;
+      for (uint32_t g = 0; g < 8; ++g) {
+        uint64_t bytes;
+        std::memcpy(&bytes, hit + w * 64u + g * 8u, 8);
+        // Bytes of 0 or 1 (little endian) to bits: byte k lands on bit 56 + k.
+        word |= ((bytes * 0x0102040810204080ull) >> 56) << (g * 8u);
+      }
+      bits[w] = word;
+      c += uint32_t(__builtin_popcountll(word));
+    }
+#else
+    for (uint32_t w = 0; w < (m + 63u) / 64u; ++w) bits[w] = 0;
+    for (uint32_t t = 0; t < m; ++t) {
+      const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
+      const bool hit = (dx * dx + dy * dy + dz * dz < h2) & (id[t] != i);
+      bits[t / 64u] |= uint64_t(hit) << (t % 64u);
+      c += hit;
+    }
+#endif
+    return c;
+  }
+  // Writes the ids of the candidates whose bits are set (hit_bits) to out,
+  // in candidate order.
+  EDDY_HD_INLINE void fill_from_bits(const uint64_t* bits, uint32_t* out) const {
+    uint32_t w = 0;
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC__) && !defined(__clang__)  // (a shuffle by a variable mask: GCC's builtin)
+    // Each group of eight: its hits' ids moved to the front by one shuffle
+    // (a table of the 256 masks; one vpermd in AVX2 code) and stored eight
+    // at a time into a local buffer, without a branch per hit (which the
+    // hits' irregular pattern mispredicts); then copied out.
+    typedef uint32_t Ids8 __attribute__((vector_size(32)));
+    struct alignas(32) Perm {
+      uint32_t lane[8];
+    };
+    struct PackTable {
+      Perm perm[256];
+    };
+    static constexpr PackTable kPack = [] {
+      PackTable t{};
+      for (uint32_t mask = 0; mask < 256; ++mask) {
+        uint32_t k = 0;
+        for (uint32_t b = 0; b < 8; ++b)
+          if (mask >> b & 1u) t.perm[mask].lane[k++] = b;
+      }
+      return t;
+    }();
+    alignas(32) uint32_t packed[kMax + 8];
+    for (uint32_t t0 = 0; t0 < m; t0 += 8) {
+      const uint32_t g = uint32_t(bits[t0 / 64u] >> (t0 % 64u)) & 0xffu;
+      Ids8 v;
+      std::memcpy(&v, id + t0, sizeof v);  // (t0 + 8 <= kMax: id has room; lanes past m are masked off)
+      Ids8 sel;
+      std::memcpy(&sel, kPack.perm[g].lane, sizeof sel);
+      const Ids8 p = __builtin_shuffle(v, sel);
+      std::memcpy(packed + w, &p, sizeof p);
+      w += uint32_t(__builtin_popcount(g));
+    }
+    std::memcpy(out, packed, w * sizeof(uint32_t));
+#else
+    for (uint32_t t0 = 0; t0 < m; t0 += 64) {
+      uint64_t g = bits[t0 / 64u];
+      while (g) {
+        out[w++] = id[t0 + uint32_t(__builtin_ctzll(g))];
+        g &= g - 1u;
+      }
+    }
+#endif
+  }
   // Writes the indices of those neighbours to out (which has one spare
   // slot: stores are unconditional).
   EDDY_HD_INLINE void fill(uint32_t i, Vec3f xi, float h2, const uint32_t* nb, const uint32_t* cell_start,
                            const Vec3f* xs, const uint32_t* order, uint32_t* out) const {
-    uint32_t w = 0;
     if (m <= kMax) {
-#ifndef __CUDA_ARCH__
-      // On the CPU: the tests in a loop the compiler vectorises, one byte per
-      // candidate, then eight bytes at a time packed into a bit mask whose set
-      // bits' ids are written out (about one candidate in eight is a neighbour).
-      // The same lists, in the same order, as the plain loop below.
-      alignas(8) uint8_t hit[kMax];
-      for (uint32_t t = 0; t < m; ++t) {
-        const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
-        hit[t] = uint8_t((dx * dx + dy * dy + dz * dz < h2) & (id[t] != i));
-      }
-      for (uint32_t t = m; t < ((m + 7u) & ~7u); ++t) hit[t] = 0;
-#if !defined(__CUDACC__) && !defined(__clang__)  // (a shuffle by a variable mask: GCC's builtin)
-      // Each group of eight: its hits' ids moved to the front by one
-      // shuffle (a table of the 256 masks; one vpermd in AVX2 code) and
-      // stored eight at a time into a local buffer, without a branch per hit
-      // (which the hits' irregular pattern mispredicts); then copied out.
-      typedef uint32_t Ids8 __attribute__((vector_size(32)));
-      struct alignas(32) Perm {
-        uint32_t lane[8];
-      };
-      struct PackTable {
-        Perm perm[256];
-      };
-      static constexpr PackTable kPack = [] {
-        PackTable t{};
-        for (uint32_t mask = 0; mask < 256; ++mask) {
-          uint32_t k = 0;
-          for (uint32_t b = 0; b < 8; ++b)
-            if (mask >> b & 1u) t.perm[mask].lane[k++] = b;
-        }
-        return t;
-      }();
-      alignas(32) uint32_t packed[kMax + 8];
-      for (uint32_t t0 = 0; t0 < m; t0 += 8) {
-        uint64_t bytes;
-        std::memcpy(&bytes, hit + t0, 8);
-        // Bytes of 0 or 1 (little endian) to bits: byte k lands on bit 56 + k.
-        const uint32_t bits = uint32_t((bytes * 0x0102040810204080ull) >> 56);
-        Ids8 v;
-        std::memcpy(&v, id + t0, sizeof v);  // (t0 + 8 <= kMax: id has room; lanes past m are masked off)
-        Ids8 sel;
-        std::memcpy(&sel, kPack.perm[bits].lane, sizeof sel);
-        const Ids8 p = __builtin_shuffle(v, sel);
-        std::memcpy(packed + w, &p, sizeof p);
-        w += uint32_t(__builtin_popcount(bits));
-      }
-      std::memcpy(out, packed, w * sizeof(uint32_t));
-#else
-      for (uint32_t t0 = 0; t0 < m; t0 += 8) {
-        uint64_t bytes;
-        std::memcpy(&bytes, hit + t0, 8);
-        uint32_t bits = uint32_t((bytes * 0x0102040810204080ull) >> 56);
-        while (bits) {
-          out[w++] = id[t0 + uint32_t(__builtin_ctz(bits))];
-          bits &= bits - 1u;
-        }
-      }
-#endif
-#else
-      for (uint32_t t = 0; t < m; ++t) {
-        const float dx = xi.x - x[t], dy = xi.y - y[t], dz = xi.z - z[t];
-        out[w] = id[t];
-        w += (dx * dx + dy * dy + dz * dz < h2) & (id[t] != i);
-      }
-#endif
+      uint64_t bits[kWords];
+      hit_bits(i, xi, h2, bits);
+      fill_from_bits(bits, out);
       return;
     }
     fill_in_place(i, xi, h2, nb, cell_start, xs, order, out);
@@ -471,19 +502,41 @@ class NeighborGrid {
     Vec3f* xs = sorted_x_.data();
     ex_.for_each(n, [=] EDDY_HD(uint32_t k) { xs[k] = x[order[k]]; });
     sorted_from_ = nullptr;  // x may be positions moved since the build
-    // Count (+ 1 for the spare slot), scan, fill.
+    // Count (+ 1 for the spare slot), scan, fill. Per cell, the count keeps
+    // each particle's hits as bits (kKeptWords words a particle, where its
+    // cell has at most 64 kKeptWords candidates), and the fill gathers only
+    // the candidates' ids and writes out the kept hits: no second test.
+    const bool per_cell = strategy_ == NeighborStrategy::PerCell;
+    if (per_cell) grow_buffer(kept_hits_, size_t(n) * kKeptWords);
+    uint64_t* kept = per_cell ? kept_hits_.data() : nullptr;
     each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
       const uint32_t i = order[k];
-      counts[i] = (cand ? cand->count(i, xs[k], h2, nb, cell_start, xs, order)
-                        : grid::Candidates::count_in_place(i, xs[k], h2, nb, cell_start, xs, order)) + 1u;
+      counts[i] = 1u + (!cand                              ? grid::Candidates::count_in_place(i, xs[k], h2, nb, cell_start, xs, order)
+                        : cand->m <= 64u * kKeptWords ? cand->hit_bits(i, xs[k], h2, kept + size_t(k) * kKeptWords)
+                                                       : cand->count(i, xs[k], h2, nb, cell_start, xs, order));
     });
     finish_counts(n);
     const uint32_t* offsets = offsets_.data();
     uint32_t* indices = indices_.data();
-    each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
+    if (per_cell) {
+      const uint32_t* cell_nbr = cell_nbr_.data();
+      ex_.for_each_simd(cells_, [=] EDDY_HD(uint32_t c) {
+        grid::Candidates cand;
+        const uint32_t* nb = cell_nbr + size_t(c) * 27;
+        cand.gather_ids(nb, cell_start, order);
+        const bool bits_kept = cand.m <= 64u * kKeptWords;
+        if (!bits_kept) cand.gather(nb, cell_start, xs, order);
+        for (uint32_t k = cell_start[c]; k < cell_start[c + 1]; ++k) {
+          uint32_t* out = indices + offsets[order[k]];
+          if (bits_kept) cand.fill_from_bits(kept + size_t(k) * kKeptWords, out);
+          else cand.fill(order[k], xs[k], h2, nb, cell_start, xs, order, out);
+        }
+      });
+      return;
+    }
+    each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates*, uint32_t k, const uint32_t* nb) {
       const uint32_t i = order[k];
-      if (cand) cand->fill(i, xs[k], h2, nb, cell_start, xs, order, indices + offsets[i]);
-      else grid::Candidates::fill_in_place(i, xs[k], h2, nb, cell_start, xs, order, indices + offsets[i]);
+      grid::Candidates::fill_in_place(i, xs[k], h2, nb, cell_start, xs, order, indices + offsets[i]);
     });
   }
 
@@ -618,7 +671,7 @@ class NeighborGrid {
   size_t memory_bytes() const {
     return keys_.size() * 8 + order_.size() * 4 + head_.size() * 4 + cell_of_.size() * 4 + cell_keys_.size() * 8 +
            cell_start_.size() * 4 + cell_nbr_.size() * 4 + offsets_.size() * 4 + indices_.size() * 4 +
-           sorted_x_.size() * sizeof(Vec3f) + dense_.size() * 4;
+           sorted_x_.size() * sizeof(Vec3f) + dense_.size() * 4 + kept_hits_.size() * 8;
   }
 
  private:
@@ -636,6 +689,8 @@ class NeighborGrid {
   Vec<uint32_t> cell_start_, cell_nbr_;
   Vec<uint32_t> offsets_, indices_;
   Vec<Vec3f> sorted_x_;
+  static constexpr uint32_t kKeptWords = 4;  // find_neighbors' kept hits: 256 candidates, 32 bytes a particle
+  Vec<uint64_t> kept_hits_;
   const Vec3f* sorted_from_ = nullptr;  // the build's positions sorted_x_ holds (find_neighbors_of), or null
   Vec<uint32_t> dense_;
 };
