@@ -219,13 +219,18 @@ struct Candidates {
       w += uint32_t(__builtin_popcount(g));
     }
     std::memcpy(out, packed, w * sizeof(uint32_t));
-#else
+#elif !defined(__CUDA_ARCH__)
     for (uint32_t t0 = 0; t0 < m; t0 += 64) {
       uint64_t g = bits[t0 / 64u];
       while (g) {
         out[w++] = id[t0 + uint32_t(__builtin_ctzll(g))];
         g &= g - 1u;
       }
+    }
+#else
+    for (uint32_t t = 0; t < m; ++t) {
+      out[w] = id[t];
+      w += uint32_t(bits[t / 64u] >> (t % 64u)) & 1u;
     }
 #endif
   }
