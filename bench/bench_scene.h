@@ -152,8 +152,9 @@ inline void print_traffic(const char* pass, double seconds, double bytes, double
 // particles and P pairs: positions read and the keys and order written
 // (24 B), four radix passes reading and writing key and value (96 B), run
 // heads and cell ids (8 B), the sorted positions written and read by the
-// count and fill passes (36 B), the counts/offsets (4 B), and the lists'
-// indices (4 B a pair, one spare slot per particle).
-inline double neighbor_bytes(double n, double pairs) { return n * (24 + 96 + 8 + 36 + 4 + 4) + 4 * pairs; }
+// count pass (24 B), the hits it keeps for the fill, written and read (64
+// B), the counts/offsets (4 B), and the lists' indices (4 B a pair, one
+// spare slot per particle).
+inline double neighbor_bytes(double n, double pairs) { return n * (24 + 96 + 8 + 24 + 64 + 4 + 4) + 4 * pairs; }
 
 }  // namespace eddy::bench
