@@ -12,10 +12,16 @@
 //            |x_i - x_j|^2 < h^2, in a fixed order (27 cells in order, cell
 //            contents in sorted order). Two shapes of the same work, with the
 //            same lists: per cell (a cell's candidates gathered once into a
-//            buffer and tested in a vectorised loop: the CPU's) and per
-//            particle (each sorted particle reads its 27 cells in place,
-//            without the 8 KB buffer a GPU thread cannot hold fast: the
-//            GPU's). The executor's on_device picks; set_strategy overrides.
+//            buffer and tested in a vectorised loop, whose hits the count
+//            keeps as bits for the fill: the CPU's) and per particle (each
+//            sorted particle reads its 27 cells in place, without the 8 KB
+//            buffer a GPU thread cannot hold fast: the GPU's). The
+//            executor's on_device picks; set_strategy overrides.
+// find_neighbors_of(): the same lists for points that are not the grid's
+//            particles (fluid particles against boundary particles), in the
+//            same two shapes; per cell, a run of points in one cell shares
+//            its gathered candidates. The origin lies on the lattice of
+//            multiples of h, so grids of one h share their cells.
 //
 // The sorted order is exposed so that a solver can reorder all its particle
 // attributes by it every few steps (periodic Z-order reordering): afterwards
@@ -146,7 +152,8 @@ struct Candidates {
     return c;
   }
   // The same neighbours as bits over the candidates (bit t % 64 of word
-  // t / 64 for candidate t, kWords words; m <= kMax); returns their count.
+  // t / 64 for candidate t: (m + 63) / 64 words, at most kWords; m <= kMax);
+  // returns their count.
   static constexpr uint32_t kWords = kMax / 64;
   EDDY_HD_INLINE uint32_t hit_bits(uint32_t i, Vec3f xi, float h2, uint64_t* bits) const {
     uint32_t c = 0;
@@ -262,8 +269,8 @@ struct Candidates {
   }
 };
 
-// Visits the grid particles (their sorted positions) in the 27 cells around
-// an outside point, through the dense cell table or by binary search.
+// The 27 cells around an outside point (a point that is not one of the
+// grid's particles), through the dense cell table or by binary search.
 // Outside points clamp to the edge cells, which is monotone and so never
 // misses a neighbour (see cell_coord).
 struct CellWalker {
@@ -516,9 +523,11 @@ class NeighborGrid {
     uint64_t* kept = per_cell ? kept_hits_.data() : nullptr;
     each_sorted_particle(xs, [=] EDDY_HD(const grid::Candidates* cand, uint32_t k, const uint32_t* nb) {
       const uint32_t i = order[k];
-      counts[i] = 1u + (!cand                              ? grid::Candidates::count_in_place(i, xs[k], h2, nb, cell_start, xs, order)
-                        : cand->m <= 64u * kKeptWords ? cand->hit_bits(i, xs[k], h2, kept + size_t(k) * kKeptWords)
-                                                       : cand->count(i, xs[k], h2, nb, cell_start, xs, order));
+      uint32_t c;
+      if (!cand) c = grid::Candidates::count_in_place(i, xs[k], h2, nb, cell_start, xs, order);
+      else if (cand->m <= 64u * kKeptWords) c = cand->hit_bits(i, xs[k], h2, kept + size_t(k) * kKeptWords);
+      else c = cand->count(i, xs[k], h2, nb, cell_start, xs, order);
+      counts[i] = c + 1u;
     });
     finish_counts(n);
     const uint32_t* offsets = offsets_.data();
