@@ -247,6 +247,12 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure) {
   const bool viscous = c.mu > 0.0f;  // (without viscosity or Akinci's tension, no distance per pair)
   const bool akinci = c.tension_model == int(SurfaceTension::Akinci2013);
   const bool pair_terms = with_pressure || viscous || akinci;  // (DFSPH without viscosity: none)
+  // The boundary particles' pushes serve the pressure (WCSPH's; DFSPH's is
+  // its solves'), the friction and the reactions: without any of them (DFSPH,
+  // frictionless walls, no two-way coupling) they are not evaluated.
+  bool friction = false;
+  for (const Collider& k : colliders_host_) friction |= k.friction > 0.0f;
+  const bool wall_terms = with_b && (with_pressure || friction || R.on());
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
@@ -277,7 +283,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure) {
     // friction, in proportion to its friction weight fw.
     WallContact wall;
     float fw[kReactionSlots] = {};
-    if (with_b)
+    if (wall_terms)
       for (uint32_t q = nbb.begin(i); q < nbb.end(i); ++q) {
         const uint32_t b = nbb.indices[q];
         const Collider& col = cols[bcol[b]];
