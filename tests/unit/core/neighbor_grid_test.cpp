@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <tuple>
 #include <random>
+#include <tuple>
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/neighbor_grid.h"

@@ -234,8 +234,11 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     if (!same_boundary_samples(cs, colliders_host_) || colliders_host_.empty()) boundary_dirty_ = true;
     colliders_host_ = cs;
     Base::set_colliders(cs);
-    moving_ = false;
-    for (const auto& c : cs) moving_ |= collider_moves(c);
+    moving_ = wall_friction_ = false;
+    for (const auto& c : cs) {
+      moving_ |= collider_moves(c);
+      wall_friction_ |= c.friction > 0.0f;
+    }
     boundary_placed_ = false;
   }
 
@@ -373,6 +376,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   uint64_t steps_ = 0;
   float expected_ = 0, max_accel_ = 0, time_ = 0;
   bool moving_ = false, boundary_dirty_ = true;  // dirty: sample anew
+  bool wall_friction_ = false;                    // some collider has friction
   bool boundary_placed_ = false;                  // the samples stand where their colliders are
   Bounds3 domain_ = empty_bounds();
   std::size_t sample_cap_ = 0;           // the boundary samples' largest count,

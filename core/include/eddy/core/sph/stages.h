@@ -250,9 +250,7 @@ void SphSolverT<Exec>::compute_forces(float dt, bool with_pressure) {
   // The boundary particles' pushes serve the pressure (WCSPH's; DFSPH's is
   // its solves'), the friction and the reactions: without any of them (DFSPH,
   // frictionless walls, no two-way coupling) they are not evaluated.
-  bool friction = false;
-  for (const Collider& k : colliders_host_) friction |= k.friction > 0.0f;
-  const bool wall_terms = with_b && (with_pressure || friction || R.on());
+  const bool wall_terms = with_b && (with_pressure || wall_friction_ || R.on());
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     const Vec3f xi = x[i], vi = v[i];
     const float rho_i = density[i] * c.rho0, pi = pressure[i], pi_over = 1.0f / (rho_i * rho_i);
