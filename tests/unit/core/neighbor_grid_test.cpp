@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 #include <tuple>
+#include <type_traits>
+#include <vector>
 
 #include "eddy/core/cpu_executor.h"
 #include "eddy/core/neighbor_grid.h"
@@ -253,6 +255,82 @@ TEST(PairBatch, VisitsEachNeighbourOnceAndSpareLanesAddNothing) {
   }
   EXPECT_GT(batches, x.size());  // lists longer than one batch were read
   EXPECT_GT(spare, 0u);
+}
+
+// The padded positions' batches: lane for lane the same bits as the Vec3f
+// version's (offsets, r2, indices), with each neighbour's w beside it and 0
+// in the spare lanes. Each batch as the lists' reader saw it.
+struct SeenBatch {
+  std::vector<float> rx, ry, rz, r2, w;
+  std::vector<uint32_t> j;
+  uint32_t q0;
+  int n;
+};
+template <class X>
+std::vector<SeenBatch> read_batches(const NeighborView& nb, uint32_t n, const X* x, float far) {
+  std::vector<SeenBatch> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    auto keep = [&](const PairBatch& b) {
+      SeenBatch s{{b.rx, b.rx + kPairLanes}, {b.ry, b.ry + kPairLanes}, {b.rz, b.rz + kPairLanes},
+                  {b.r2, b.r2 + kPairLanes}, {},                          {b.j, b.j + kPairLanes},
+                  b.q0,                      b.n};
+      if constexpr (std::is_same_v<X, Vec4f>) s.w.assign(b.w, b.w + kPairLanes);
+      out.push_back(std::move(s));
+    };
+    if constexpr (std::is_same_v<X, Vec4f>) {
+      for_pair_batches(nb, i, x, far, keep);
+    } else {
+      for_pair_batches(nb, i, x[i], x, far, keep);
+    }
+  }
+  return out;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same compiled for AVX2, as the solvers' loops run (for_each_simd).
+__attribute__((target("avx2"), noinline)) std::vector<SeenBatch> read_padded_avx2(const NeighborView& nb, uint32_t n,
+                                                                                const Vec4f* x, float far) {
+  return read_batches(nb, n, x, far);
+}
+#endif
+
+TEST(PairBatch, PaddedPositionsGiveTheSameLanesWithTheirValues) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<Vec3f> x(2500);
+  for (auto& p : x) p = vec3(u(rng), u(rng), 0.3f * u(rng));
+  std::vector<Vec4f> x4(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x4[i] = vec4(x[i], 1.0f + float(i));  // w: a value of each particle's
+  const float h = 0.07f;
+  CpuExecutor ex;
+  NeighborGrid<CpuExecutor> g(ex);
+  g.build(x.data(), uint32_t(x.size()), h);
+  g.find_neighbors(x.data());
+  const NeighborView nb = g.neighbors();
+  const std::vector<SeenBatch> plain = read_batches(nb, uint32_t(x.size()), x.data(), h);
+  std::vector<std::vector<SeenBatch>> padded = {read_batches(nb, uint32_t(x.size()), x4.data(), h)};
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2")) padded.push_back(read_padded_avx2(nb, uint32_t(x.size()), x4.data(), h));
+#endif
+  size_t full = 0;
+  for (const auto& p : padded) {
+    ASSERT_EQ(p.size(), plain.size());
+    for (size_t k = 0; k < p.size(); ++k) {
+      const SeenBatch &a = plain[k], &b = p[k];
+      ASSERT_EQ(b.q0, a.q0);
+      ASSERT_EQ(b.n, a.n);
+      full += a.n == kPairLanes;
+      for (int l = 0; l < kPairLanes; ++l) {
+        // (EXPECT_EQ on floats: the same bits, not merely close)
+        EXPECT_EQ(b.j[l], a.j[l]);
+        EXPECT_EQ(b.rx[l], a.rx[l]);
+        EXPECT_EQ(b.ry[l], a.ry[l]);
+        EXPECT_EQ(b.rz[l], a.rz[l]);
+        EXPECT_EQ(b.r2[l], a.r2[l]);
+        EXPECT_EQ(b.w[l], l < a.n ? 1.0f + float(a.j[l]) : 0.0f);
+      }
+    }
+  }
+  EXPECT_GT(full, x.size());  // the transposed full batches were read
 }
 
 }  // namespace

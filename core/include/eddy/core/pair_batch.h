@@ -33,6 +33,7 @@ constexpr int kPairLanes = 8;
 struct PairBatch {
   float rx[kPairLanes], ry[kPairLanes], rz[kPairLanes];  // x_i - x_j
   float r2[kPairLanes];                                   // |x_i - x_j|^2
+  float w[kPairLanes];  // the w of padded positions (Vec4f): a value of j's gathered with x_j; else unset
   uint32_t j[kPairLanes];
   uint32_t q0;  // the list slot of lane 0 (pair-indexed data: slot q0 + l)
   int n;        // lanes in use: 1..kPairLanes
@@ -78,15 +79,110 @@ EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f x
   }
 }
 
+// The same over positions padded to 16 bytes, with a value of each
+// particle's in w (b.w: PBF's lambda_j, ...): a neighbour is one 16-byte
+// load. On the host the eight loads of a full batch are transposed into the
+// lanes with vector shuffles (4x4 in each 128-bit half), where the Vec3f
+// version's 32 scalar loads and 24 stores kept the load ports busy; on the
+// device each lane is one float4 load. The lanes hold the same values as
+// the Vec3f version's, bit for bit. Spare lanes get w = 0.
+#if !defined(__CUDACC__) && defined(__GNUC__) && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define EDDY_PADDED_SHUFFLE 1
+#endif
+#endif
+#ifdef EDDY_PADDED_SHUFFLE
+namespace detail {
+typedef float f4 __attribute__((vector_size(16)));
+typedef float f8 __attribute__((vector_size(32)));
+// Lane l of X, Y, Z, W: the components of x[j[l]], l < 8.
+inline __attribute__((always_inline)) void transpose_padded(const Vec4f* x, const uint32_t* j, f8& X, f8& Y,
+                                                            f8& Z, f8& W) {
+  f4 a[8];
+  for (int l = 0; l < 8; ++l) __builtin_memcpy(&a[l], &x[j[l]], 16);
+  // c_k = (a_k | a_{k+4}): the two 128-bit halves are transposed side by side
+  const f8 c0 = __builtin_shufflevector(a[0], a[4], 0, 1, 2, 3, 4, 5, 6, 7);
+  const f8 c1 = __builtin_shufflevector(a[1], a[5], 0, 1, 2, 3, 4, 5, 6, 7);
+  const f8 c2 = __builtin_shufflevector(a[2], a[6], 0, 1, 2, 3, 4, 5, 6, 7);
+  const f8 c3 = __builtin_shufflevector(a[3], a[7], 0, 1, 2, 3, 4, 5, 6, 7);
+  const f8 xy01 = __builtin_shufflevector(c0, c1, 0, 8, 1, 9, 4, 12, 5, 13);  // x0 x1 y0 y1 | x4 x5 y4 y5
+  const f8 xy23 = __builtin_shufflevector(c2, c3, 0, 8, 1, 9, 4, 12, 5, 13);
+  const f8 zw01 = __builtin_shufflevector(c0, c1, 2, 10, 3, 11, 6, 14, 7, 15);  // z0 z1 w0 w1 | ...
+  const f8 zw23 = __builtin_shufflevector(c2, c3, 2, 10, 3, 11, 6, 14, 7, 15);
+  X = __builtin_shufflevector(xy01, xy23, 0, 1, 8, 9, 4, 5, 12, 13);
+  Y = __builtin_shufflevector(xy01, xy23, 2, 3, 10, 11, 6, 7, 14, 15);
+  Z = __builtin_shufflevector(zw01, zw23, 0, 1, 8, 9, 4, 5, 12, 13);
+  W = __builtin_shufflevector(zw01, zw23, 2, 3, 10, 11, 6, 7, 14, 15);
+}
+}  // namespace detail
+#endif
+
+template <class F>
+EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, const Vec4f* x, float far, F&& f) {
+  static_assert(kPairLanes == 8, "the padded gather transposes 8 lanes");
+  const Vec4f xi = x[i];
+  const uint32_t e = nb.end(i);
+  uint32_t q0 = nb.begin(i);
+  PairBatch b;
+  for (; q0 + uint32_t(kPairLanes) <= e; q0 += kPairLanes) {
+    b.q0 = q0;
+    b.n = kPairLanes;
+    const uint32_t* js = nb.indices + q0;
+#ifdef EDDY_PADDED_SHUFFLE
+    detail::f8 X, Y, Z, W;
+    detail::transpose_padded(x, js, X, Y, Z, W);
+    X = xi.x - X;
+    Y = xi.y - Y;
+    Z = xi.z - Z;
+    __builtin_memcpy(b.rx, &X, sizeof X);
+    __builtin_memcpy(b.ry, &Y, sizeof Y);
+    __builtin_memcpy(b.rz, &Z, sizeof Z);
+    __builtin_memcpy(b.w, &W, sizeof W);
+    for (int l = 0; l < kPairLanes; ++l) b.j[l] = js[l];
+#else
+    for (int l = 0; l < kPairLanes; ++l) {
+      const uint32_t j = js[l];
+      const Vec4f p = x[j];
+      b.j[l] = j;
+      b.rx[l] = xi.x - p.x;
+      b.ry[l] = xi.y - p.y;
+      b.rz[l] = xi.z - p.z;
+      b.w[l] = p.w;
+    }
+#endif
+    for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
+    f(b);
+  }
+  if (q0 < e) {
+    b.q0 = q0;
+    b.n = int(e - q0);
+    for (int l = 0; l < kPairLanes; ++l) {
+      const bool in = l < b.n;
+      const uint32_t j = in ? nb.indices[q0 + l] : i;
+      const Vec4f p = x[j];
+      b.j[l] = j;
+      b.rx[l] = in ? xi.x - p.x : far;
+      b.ry[l] = in ? xi.y - p.y : far;
+      b.rz[l] = in ? xi.z - p.z : far;
+      b.w[l] = in ? p.w : 0.0f;
+    }
+    for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
+    f(b);
+  }
+}
+
 // Pair-indexed values one pass keeps for later passes over the same lists
 // and positions (PBF's W and g, read again by its correction, XSPH and
 // vorticity passes; DFSPH's gradient scales, by its solves): the lanes in
 // use are stored at the batch's list slots.
+// (Through a pointer to the batch's first slot: with the index q0 + l,
+// which may wrap in 32 bits, the compiler stores lane by lane.)
 EDDY_HD_INLINE void store_lanes(float* dst, const PairBatch& b, const float* a) {
+  float* d = dst + b.q0;
   if (b.n == kPairLanes) {
-    for (int l = 0; l < kPairLanes; ++l) dst[b.q0 + l] = a[l];
+    for (int l = 0; l < kPairLanes; ++l) d[l] = a[l];
   } else {
-    for (int l = 0; l < b.n; ++l) dst[b.q0 + l] = a[l];
+    for (int l = 0; l < b.n; ++l) d[l] = a[l];
   }
 }
 
@@ -95,7 +191,8 @@ EDDY_HD_INLINE void store_lanes(float* dst, const PairBatch& b, const float* a) 
 // buffer holds pair_count() + n + kPairLanes values (a slot per list entry,
 // each list's spare slot, and the lanes read past the end).
 EDDY_HD_INLINE void load_lanes(const float* src, const PairBatch& b, float* a) {
-  for (int l = 0; l < kPairLanes; ++l) a[l] = l < b.n ? src[b.q0 + l] : 0.0f;
+  const float* s = src + b.q0;
+  for (int l = 0; l < kPairLanes; ++l) a[l] = l < b.n ? s[l] : 0.0f;
 }
 
 // The lanes' sum, in a fixed order.

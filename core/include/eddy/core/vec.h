@@ -45,6 +45,15 @@ EDDY_HD_INLINE Vec3f normalize_or(Vec3f a, Vec3f fallback) {
   return l2 > 1e-30f ? a * (1.0f / sqrtf(l2)) : fallback;
 }
 
+// A position padded to 16 bytes, with one more per-particle value in w: the
+// solvers' pair loops gather it with one aligned load per neighbour instead
+// of three or four scalar ones (pair_batch.h).
+struct alignas(16) Vec4f {
+  float x, y, z, w;
+};
+EDDY_HD_INLINE Vec4f vec4(Vec3f a, float w) { return Vec4f{a.x, a.y, a.z, w}; }
+EDDY_HD_INLINE Vec3f xyz(Vec4f a) { return Vec3f{a.x, a.y, a.z}; }
+
 // Row-major 3x3 rotation used by collider transforms.
 struct Mat3f {
   Vec3f r0, r1, r2;

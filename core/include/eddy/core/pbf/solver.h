@@ -145,6 +145,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     for (uint32_t i = 0; i < n_; ++i) max_speed_ = std::max(max_speed_, length(pts.v()[i]));
     for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_dp_, &tmp3_}) buf->resize(n_);
     for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
+    xp4_.resize(n_);
     carried_.load(ex_, pts, {"density"});
     steps_ = 0;
     // Density of the loaded state, so store() right after load() is
@@ -170,7 +171,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
 
   std::size_t memory_bytes() const override {
     size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
-                wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) +
+                wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) + xp4_.size() * sizeof(Vec4f) +
                (lambda_.size() + density_.size() + tmp1_.size() + pair_w_.size() + pair_g_.size()) * 4;
     b += carried_.bytes() + reactions_.bytes() + react_wall_.size() * sizeof(Vec3f);
     return b + grid_.memory_bytes();
@@ -265,12 +266,13 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     grow_buffer(pair_g_, size_t(grid_.pair_count()) + n_ + kPairLanes);
     float* pw = pair_w_.data();
     float* pg = pair_g_.data();
+    const Vec4f* xp4 = pad(xp, nullptr);
     ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f xi = xp[i];
       // Per lane: sum_j W_ij, sum_j grad W_ij, sum_j |grad W_ij|^2.
       constexpr int L = kPairLanes;
       float aw[L] = {}, agx[L] = {}, agy[L] = {}, agz[L] = {}, ag2[L] = {};
-      for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
+      for_pair_batches(nb, i, xp4, c.h, [&](const PairBatch& b) {
         float w[L], g[L];
         K.scalars<L>(b.r2, w, g);
         store_lanes(pw, b, w);
@@ -364,20 +366,20 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const NeighborView nb = grid_.neighbors();
     const float* pw = pair_w_.data();
     const float* pg = pair_g_.data();
-    const Vec3f* xp = xp_.data();
     const float* lambda = lambda_.data();
+    const Vec4f* xl = pad(xp_.data(), lambda);  // (x*_j, lambda_j)
     const Vec3f* wall_dp = wall_dp_.data();
     Vec3f* dp = dp_.data();
     ex_.for_each_simd(n_, [=] EDDY_HD(uint32_t i) {
-      const Vec3f xi = xp[i];
       const float li = lambda[i];
       constexpr int L = kPairLanes;
       float ax[L] = {}, ay[L] = {}, az[L] = {};
-      for_pair_batches(nb, i, xi, xp, c.h, [&](const PairBatch& b) {
+      for_pair_batches(nb, i, xl, c.h, [&](const PairBatch& b) {
         float w[L], g[L], s[L];
         load_lanes(pw, b, w);
         load_lanes(pg, b, g);
-        for (int l = 0; l < L; ++l) s[l] = li + lambda[b.j[l]];
+        EDDY_LANES
+        for (int l = 0; l < L; ++l) s[l] = li + b.w[l];
         if (c.scorr_n == 4.0f) {  // (the default, tested once per batch: the lanes then vectorise)
           for (int l = 0; l < L; ++l) s[l] -= c.scorr_scale * scorr_pow(w[l] * c.scorr_inv_wdq, 4.0f);
         } else {
@@ -394,6 +396,14 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       const Vec3f d = lane_sum3(ax, ay, az);
       dp[i] = d * c.volume0 + wall_dp[i];
     });
+  }
+
+  // Positions padded for the pair passes' gathers (pair_batch.h), with w[i]
+  // (or 0) beside each.
+  const Vec4f* pad(const Vec3f* x, const float* w) {
+    Vec4f* x4 = xp4_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { x4[i] = vec4(x[i], w ? w[i] : 0.0f); });
+    return x4;
   }
 
   void apply_delta(float t, float dt) {
@@ -569,6 +579,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   PbfConstants c_;
   uint64_t steps_ = 0;
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
+  Vec<Vec4f> xp4_;  // x* padded, with a per-pass value in w (pad)
   Vec<float> lambda_, density_, tmp1_;
   Vec<float> pair_w_, pair_g_;  // (list slot) W_ij and g_ij of the last density pass
   Vec<Vec3f> react_wall_;  // (kReactionSlots n) each wall's share of this iteration's dp, while tracking
