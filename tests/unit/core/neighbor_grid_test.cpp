@@ -213,17 +213,25 @@ namespace {
 // The batched reading of the lists (pair_batch.h) against the lists: every
 // neighbour once, in list order, with its offset; the spare lanes hold the
 // particle itself beyond the support, where the kernels are exactly 0.
-TEST(PairBatch, VisitsEachNeighbourOnceAndSpareLanesAddNothing) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<Vec3f> x(3000);
-  for (auto& p : x) p = vec3(u(rng), u(rng), 0.3f * u(rng));
-  const float h = 0.06f;
+// Random points in a unit slab 0.3 thick, with their neighbour lists at h.
+struct SlabLists {
+  std::vector<Vec3f> x;
   CpuExecutor ex;
-  NeighborGrid<CpuExecutor> g(ex);
-  g.build(x.data(), uint32_t(x.size()), h);
-  g.find_neighbors(x.data());
-  const NeighborView nb = g.neighbors();
+  NeighborGrid<CpuExecutor> g{ex};
+  SlabLists(size_t n, unsigned seed, float h) : x(n) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (auto& p : x) p = vec3(u(rng), u(rng), 0.3f * u(rng));
+    g.build(x.data(), uint32_t(x.size()), h);
+    g.find_neighbors(x.data());
+  }
+};
+
+TEST(PairBatch, VisitsEachNeighbourOnceAndSpareLanesAddNothing) {
+  const float h = 0.06f;
+  const SlabLists lists(3000, 7, h);
+  const std::vector<Vec3f>& x = lists.x;
+  const NeighborView nb = lists.g.neighbors();
   const PairKernels K(h, 1);
   std::size_t batches = 0, spare = 0;
   for (uint32_t i = 0; i < x.size(); ++i) {
@@ -294,18 +302,12 @@ __attribute__((target("avx2"), noinline)) std::vector<SeenBatch> read_padded_avx
 #endif
 
 TEST(PairBatch, PaddedPositionsGiveTheSameLanesWithTheirValues) {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<Vec3f> x(2500);
-  for (auto& p : x) p = vec3(u(rng), u(rng), 0.3f * u(rng));
+  const float h = 0.07f;
+  const SlabLists lists(2500, 11, h);
+  const std::vector<Vec3f>& x = lists.x;
+  const NeighborView nb = lists.g.neighbors();
   std::vector<Vec4f> x4(x.size());
   for (size_t i = 0; i < x.size(); ++i) x4[i] = vec4(x[i], 1.0f + float(i));  // w: a value of each particle's
-  const float h = 0.07f;
-  CpuExecutor ex;
-  NeighborGrid<CpuExecutor> g(ex);
-  g.build(x.data(), uint32_t(x.size()), h);
-  g.find_neighbors(x.data());
-  const NeighborView nb = g.neighbors();
   const std::vector<SeenBatch> plain = read_batches(nb, uint32_t(x.size()), x.data(), h);
   std::vector<std::vector<SeenBatch>> padded = {read_batches(nb, uint32_t(x.size()), x4.data(), h)};
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -11,6 +11,8 @@
 // do not depend on the thread count or the instruction set.
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "eddy/core/neighbor_grid.h"
 #include "eddy/core/vec.h"
 
@@ -33,7 +35,7 @@ constexpr int kPairLanes = 8;
 struct PairBatch {
   float rx[kPairLanes], ry[kPairLanes], rz[kPairLanes];  // x_i - x_j
   float r2[kPairLanes];                                   // |x_i - x_j|^2
-  float w[kPairLanes];  // the w of padded positions (Vec4f): a value of j's gathered with x_j; else unset
+  float w[kPairLanes];  // padded positions (Vec4f): the w of x_j, a value of j's; plain ones: 0
   uint32_t j[kPairLanes];
   uint32_t q0;  // the list slot of lane 0 (pair-indexed data: slot q0 + l)
   int n;        // lanes in use: 1..kPairLanes
@@ -43,49 +45,14 @@ struct PairBatch {
 // is at least the support radius.
 // Full batches are gathered without a test per lane; the last, partial one
 // (if any) fills its spare lanes.
-template <class F>
-EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f xi, const Vec3f* x, float far, F&& f) {
-  const uint32_t e = nb.end(i);
-  uint32_t q0 = nb.begin(i);
-  PairBatch b;
-  for (; q0 + uint32_t(kPairLanes) <= e; q0 += kPairLanes) {
-    b.q0 = q0;
-    b.n = kPairLanes;
-    for (int l = 0; l < kPairLanes; ++l) {
-      const uint32_t j = nb.indices[q0 + l];
-      const Vec3f r = xi - x[j];
-      b.j[l] = j;
-      b.rx[l] = r.x;
-      b.ry[l] = r.y;
-      b.rz[l] = r.z;
-    }
-    for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
-    f(b);
-  }
-  if (q0 < e) {
-    b.q0 = q0;
-    b.n = int(e - q0);
-    for (int l = 0; l < kPairLanes; ++l) {
-      const bool in = l < b.n;
-      const uint32_t j = in ? nb.indices[q0 + l] : i;
-      const Vec3f r = xi - x[j];
-      b.j[l] = j;
-      b.rx[l] = in ? r.x : far;
-      b.ry[l] = in ? r.y : far;
-      b.rz[l] = in ? r.z : far;
-    }
-    for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
-    f(b);
-  }
-}
-
-// The same over positions padded to 16 bytes, with a value of each
-// particle's in w (b.w: PBF's lambda_j, ...): a neighbour is one 16-byte
-// load. On the host the eight loads of a full batch are transposed into the
-// lanes with vector shuffles (4x4 in each 128-bit half), where the Vec3f
-// version's 32 scalar loads and 24 stores kept the load ports busy; on the
-// device each lane is one float4 load. The lanes hold the same values as
-// the Vec3f version's, bit for bit. Spare lanes get w = 0.
+//
+// Positions may also come padded to 16 bytes (Vec4f), with a value of each
+// particle's in w (b.w: PBF's lambda_j, ...): a neighbour is then one
+// 16-byte load. On the host the eight loads of a full batch are transposed
+// into the lanes with vector shuffles (4x4 in each 128-bit half), where
+// three or four scalar loads a lane and the lane arrays' stores kept the
+// load ports busy; on the device each lane is one float4 load. Either way
+// the lanes hold the same bits. Spare lanes get w = 0.
 #if !defined(__CUDACC__) && defined(__GNUC__) && defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
 #define EDDY_PADDED_SHUFFLE 1
@@ -116,11 +83,13 @@ inline __attribute__((always_inline)) void transpose_padded(const Vec4f* x, cons
 }
 }  // namespace detail
 #endif
+EDDY_HD_INLINE Vec3f batch_position(const Vec3f& p) { return p; }
+EDDY_HD_INLINE Vec3f batch_position(const Vec4f& p) { return xyz(p); }
+EDDY_HD_INLINE float batch_value(const Vec3f&) { return 0.0f; }
+EDDY_HD_INLINE float batch_value(const Vec4f& p) { return p.w; }
 
-template <class F>
-EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, const Vec4f* x, float far, F&& f) {
-  static_assert(kPairLanes == 8, "the padded gather transposes 8 lanes");
-  const Vec4f xi = x[i];
+template <class P, class F>
+EDDY_HD_INLINE void for_pair_batches_of(const NeighborView& nb, uint32_t i, Vec3f xi, const P* x, float far, F&& f) {
   const uint32_t e = nb.end(i);
   uint32_t q0 = nb.begin(i);
   PairBatch b;
@@ -129,27 +98,32 @@ EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, const V
     b.n = kPairLanes;
     const uint32_t* js = nb.indices + q0;
 #ifdef EDDY_PADDED_SHUFFLE
-    detail::f8 X, Y, Z, W;
-    detail::transpose_padded(x, js, X, Y, Z, W);
-    X = xi.x - X;
-    Y = xi.y - Y;
-    Z = xi.z - Z;
-    __builtin_memcpy(b.rx, &X, sizeof X);
-    __builtin_memcpy(b.ry, &Y, sizeof Y);
-    __builtin_memcpy(b.rz, &Z, sizeof Z);
-    __builtin_memcpy(b.w, &W, sizeof W);
-    for (int l = 0; l < kPairLanes; ++l) b.j[l] = js[l];
-#else
-    for (int l = 0; l < kPairLanes; ++l) {
-      const uint32_t j = js[l];
-      const Vec4f p = x[j];
-      b.j[l] = j;
-      b.rx[l] = xi.x - p.x;
-      b.ry[l] = xi.y - p.y;
-      b.rz[l] = xi.z - p.z;
-      b.w[l] = p.w;
-    }
+    if constexpr (std::is_same_v<P, Vec4f>) {
+      static_assert(kPairLanes == 8, "the padded gather transposes 8 lanes");
+      detail::f8 X, Y, Z, W;
+      detail::transpose_padded(x, js, X, Y, Z, W);
+      X = xi.x - X;
+      Y = xi.y - Y;
+      Z = xi.z - Z;
+      __builtin_memcpy(b.rx, &X, sizeof X);
+      __builtin_memcpy(b.ry, &Y, sizeof Y);
+      __builtin_memcpy(b.rz, &Z, sizeof Z);
+      __builtin_memcpy(b.w, &W, sizeof W);
+      for (int l = 0; l < kPairLanes; ++l) b.j[l] = js[l];
+    } else
 #endif
+    {
+      for (int l = 0; l < kPairLanes; ++l) {
+        const uint32_t j = js[l];
+        const P p = x[j];
+        const Vec3f r = xi - batch_position(p);
+        b.j[l] = j;
+        b.rx[l] = r.x;
+        b.ry[l] = r.y;
+        b.rz[l] = r.z;
+        b.w[l] = batch_value(p);
+      }
+    }
     for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
     f(b);
   }
@@ -159,16 +133,26 @@ EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, const V
     for (int l = 0; l < kPairLanes; ++l) {
       const bool in = l < b.n;
       const uint32_t j = in ? nb.indices[q0 + l] : i;
-      const Vec4f p = x[j];
+      const P p = x[j];
+      const Vec3f r = xi - batch_position(p);
       b.j[l] = j;
-      b.rx[l] = in ? xi.x - p.x : far;
-      b.ry[l] = in ? xi.y - p.y : far;
-      b.rz[l] = in ? xi.z - p.z : far;
-      b.w[l] = in ? p.w : 0.0f;
+      b.rx[l] = in ? r.x : far;
+      b.ry[l] = in ? r.y : far;
+      b.rz[l] = in ? r.z : far;
+      b.w[l] = in ? batch_value(p) : 0.0f;
     }
     for (int l = 0; l < kPairLanes; ++l) b.r2[l] = b.rx[l] * b.rx[l] + b.ry[l] * b.ry[l] + b.rz[l] * b.rz[l];
     f(b);
   }
+}
+
+template <class F>
+EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, Vec3f xi, const Vec3f* x, float far, F&& f) {
+  for_pair_batches_of(nb, i, xi, x, far, f);
+}
+template <class F>
+EDDY_HD_INLINE void for_pair_batches(const NeighborView& nb, uint32_t i, const Vec4f* x, float far, F&& f) {
+  for_pair_batches_of(nb, i, xyz(x[i]), x, far, f);
 }
 
 // Pair-indexed values one pass keeps for later passes over the same lists
