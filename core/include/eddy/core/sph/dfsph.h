@@ -27,32 +27,35 @@ void SphSolverT<Exec>::dfsph_step(float dt, bool warm, StageClock& clock, SphSte
 // Rate of compression (DFSPH) of the current velocities, per particle:
 // sum_j V (v_i - v_j) . grad W_ij + boundary, times `scale`, plus `base`;
 // stored in residual, clamped at 0 (no suction). Returns the mean and max.
+// Reads the padded positions and velocities (x4_, v4_: see jacobi), each
+// pair's terms summed per component (Float4), then the components.
 template <class Exec>
 SphErrorStats SphSolverT<Exec>::compute_residual(float scale, bool add_density, bool divergence) {
   const SphConstants c = c_;
   const NeighborView nb = grid_.neighbors();
   const NeighborView nbb = bgrid_.neighbors();
   const bool with_b = nb_ > 0;
-  const Vec3f* x = x_.data();
-  const Vec3f* v = v_.data();
+  const Vec4f* x4 = x4_.data();
+  const Vec4f* v4 = v4_.data();
   const float* pgs = pair_gs_.data();
   const Vec3f* wg = wall_g_.data();
   const float* wv = wall_v_.data();
   const float* density = density_.data();
   float* res = residual_.data();
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-    const Vec3f xi = x[i], vi = v[i];
-    float d = 0.0f;
-    float count = float(nb.end(i) - nb.begin(i));
+    const Float4 xi = float4_of(x4[i]), vi = float4_of(v4[i]);
+    Float4 sum = float4_zero();  // (w: 0, the velocities' w being 0)
     for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
       const uint32_t j = nb.indices[q];
-      d += dot(vi - v[j], (xi - x[j]) * pgs[q]);
+      sum += (vi - float4_of(v4[j])) * ((xi - float4_of(x4[j])) * pgs[q]);
     }
+    float d = sum[0] + sum[1] + sum[2];
+    float count = float(nb.end(i) - nb.begin(i));
     if (with_b) {
       // Boundary particles counted at the fluid's sampling density;
       // sum_b V_b (v_i - v_b) . grad W_ib from the density pass's sums.
       count += float(nbb.end(i) - nbb.begin(i)) * c.boundary_weight;
-      d += dot(vi, wg[i]) - wv[i];
+      d += dot(xyz(v4[i]), wg[i]) - wv[i];
     }
     float e = d * scale + (add_density ? density[i] - 1.0f : 0.0f);
     // Sparse neighbourhoods (spray, the free surface) are not compressed
@@ -65,25 +68,30 @@ SphErrorStats SphSolverT<Exec>::compute_residual(float scale, bool add_density, 
 }
 
 // v_i -= dt (sum_j V (k_i + k_j) grad W_ij + sum_b V_b k_i grad W_ib), the
-// DFSPH velocity update with stiffness k (eq. 10-11, in volumes).
+// DFSPH velocity update with stiffness k (eq. 10-11, in volumes); k_j is
+// the padded positions' w. The padded velocities follow.
 template <class Exec>
-void SphSolverT<Exec>::apply_kappa(float dt, const float* kappa) {
+void SphSolverT<Exec>::apply_kappa(float dt) {
   const NeighborView nb = grid_.neighbors();
   const bool with_b = nb_ > 0;
-  const Vec3f* x = x_.data();
+  const Vec4f* xk = x4_.data();
   const float* pgs = pair_gs_.data();
   const Vec3f* wg = wall_g_.data();
   Vec3f* v = v_.data();
+  Vec4f* v4 = v4_.data();
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-    const Vec3f xi = x[i];
-    const float ki = kappa[i];
-    Vec3f dv = vec3(0.0f);
+    const Float4 xi = float4_of(xk[i]);
+    const float ki = xk[i].w;
+    Float4 sum = float4_zero();  // (w: unused)
     for (uint32_t q = nb.begin(i); q < nb.end(i); ++q) {
-      const uint32_t j = nb.indices[q];
-      dv += (xi - x[j]) * pgs[q] * (ki + kappa[j]);
+      const Vec4f& pj = xk[nb.indices[q]];
+      sum += (xi - float4_of(pj)) * pgs[q] * (ki + pj.w);
     }
+    Vec3f dv = vec3(sum[0], sum[1], sum[2]);
     if (with_b) dv += wg[i] * ki;
-    v[i] -= dv * dt;
+    const Vec3f vn = v[i] - dv * dt;
+    v[i] = vn;
+    v4[i] = vec4(vn, 0.0f);
   });
 }
 
@@ -91,13 +99,27 @@ void SphSolverT<Exec>::apply_kappa(float dt, const float* kappa) {
 // k_i = residual_i alpha_i / dt^2, applied to v and summed into `total`,
 // until the mean residual is below eta (at least min, at most max
 // iterations). Returns the final error; `iters` the iterations used.
+// The pair passes read positions and velocities padded to 16 bytes (a
+// neighbour's in one load each); the positions' w carries the iteration's
+// stiffness.
 template <class Exec>
 SphErrorStats SphSolverT<Exec>::jacobi(float dt, float eta, bool density, Vec<float>& total, int& iters) {
+  x4_.resize(n_);
+  v4_.resize(n_);
+  Vec4f* xk = x4_.data();
+  {
+    const Vec3f* x = x_.data();
+    const Vec3f* v = v_.data();
+    Vec4f* v4 = v4_.data();
+    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      xk[i] = vec4(x[i], 0.0f);
+      v4[i] = vec4(v[i], 0.0f);
+    });
+  }
   // residual = dt Drho/Dt (+ rho - 1 for the density solver), in rho0 units
   SphErrorStats e = compute_residual(dt, density, !density);
   iters = 0;
   float* tot = total.data();
-  float* k = tmpf_.data();
   const float* res = residual_.data();
   const float* alpha = alpha_.data();
   const float inv_dt2 = 1.0f / (dt * dt);
@@ -105,10 +127,10 @@ SphErrorStats SphSolverT<Exec>::jacobi(float dt, float eta, bool density, Vec<fl
   while (iters < params_.max_iterations && (iters < min_iters || e.sum / float(n_) > eta)) {
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const float ki = res[i] * alpha[i] * inv_dt2;
-      k[i] = ki;
+      xk[i].w = ki;
       tot[i] += ki;
     });
-    apply_kappa(dt, k);
+    apply_kappa(dt);
     e = compute_residual(dt, density, !density);
     ++iters;
   }

@@ -268,7 +268,8 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
                    sizeof(Vec3f) +
                (density_.size() + pressure_.size() + pressure_sum_.size() + alpha_.size() + kappa_.size() +
                 kappa_v_.size() + residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
-               (wall_g_.size() + wall_gs_.size()) * sizeof(Vec3f) + (pair_gs_.size() + wall_v_.size()) * 4;
+               (wall_g_.size() + wall_gs_.size()) * sizeof(Vec3f) + (pair_gs_.size() + wall_v_.size()) * 4 +
+               (x4_.size() + v4_.size()) * sizeof(Vec4f);
     b += carried_.bytes() + reactions_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
@@ -357,7 +358,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   // DFSPH (dfsph.h).
   void dfsph_step(float dt, bool warm, StageClock& clock, SphStepStats& s, SphStageTimes& times);
   SphErrorStats compute_residual(float scale, bool add_density, bool divergence);
-  void apply_kappa(float dt, const float* kappa);
+  void apply_kappa(float dt);
   SphErrorStats jacobi(float dt, float eta, bool density, Vec<float>& total, int& iters);
   int divergence_solve(float dt, bool warmed);
   SphErrorStats density_solve(float dt, int& iters, bool warmed);
@@ -393,6 +394,9 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   // positions being read anyway); per particle the walls' sum_b V_b grad W_ib
   // and sum_b V_b v_b . grad W_ib.
   Vec<float> pair_gs_;
+  // DFSPH's solves: positions (w: the iteration's stiffness) and velocities
+  // padded to 16 bytes for the pair passes (jacobi).
+  Vec<Vec4f> x4_, v4_;
   Vec<Vec3f> wall_g_;
   Vec<float> wall_v_;
   // DFSPH, tracking reactions: wall_g_ split by collider, in the particles'
