@@ -234,10 +234,11 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     if (!same_boundary_samples(cs, colliders_host_) || colliders_host_.empty()) boundary_dirty_ = true;
     colliders_host_ = cs;
     Base::set_colliders(cs);
-    moving_ = wall_friction_ = false;
+    moving_ = wall_friction_ = surface_moves_ = false;
     for (const auto& c : cs) {
       moving_ |= collider_moves(c);
       wall_friction_ |= c.friction > 0.0f;
+      surface_moves_ |= collider_moves(c) || (c.type == ShapeType::Grid && c.grid_velocity);
     }
     boundary_placed_ = false;
   }
@@ -378,6 +379,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   float expected_ = 0, max_accel_ = 0, time_ = 0;
   bool moving_ = false, boundary_dirty_ = true;  // dirty: sample anew
   bool wall_friction_ = false;                    // some collider has friction
+  bool surface_moves_ = false;                    // some collider's surface has a velocity (moves or deforms)
   bool boundary_placed_ = false;                  // the samples stand where their colliders are
   Bounds3 domain_ = empty_bounds();
   std::size_t sample_cap_ = 0;           // the boundary samples' largest count,

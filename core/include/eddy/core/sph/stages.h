@@ -76,6 +76,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt, bool warm_density
   float* pressure = pressure_.data();
   float* err = residual_.data();
   const bool wcsph = params_.method == SphMethod::Wcsph;
+  const bool surface_moves = surface_moves_;  // (else v_b = 0: the same sum)
   if (!wcsph) {
     grow_buffer(pair_gs_, size_t(grid_.pair_count()) + n_ + kPairLanes);
     wall_g_.resize(n_);
@@ -185,7 +186,7 @@ SphErrorStats SphSolverT<Exec>::compute_density(float warm_dt, bool warm_density
           rel += vb * k.w;
           const Vec3f gw = r * (k.g * vb);
           gb += gw;
-          gbv += dot(collider_velocity(cols[bcol[b]], bx[b], t), gw);
+          if (surface_moves) gbv += dot(collider_velocity(cols[bcol[b]], bx[b], t), gw);
           if (wgs) {
             const int s = R.slot(i, int32_t(bcol[b]));
             if (s >= 0) wgs[size_t(i) * kReactionSlots + s] += gw;
