@@ -70,11 +70,13 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads, bool pee
 //   predict   x, v read, v, x* written                                   48 B
 //   solve     per iteration a density pass (list 4 B a pair, each pair's
 //             W and g written, 8 B; offsets, x* read, density, lambda,
-//             error, wall part written: 40 B), a correction pass (list
-//             and the pairs' W and g, 12 B a pair; offsets, x*, lambda,
-//             wall part read, dp written: 44 B), the move and the collision
-//             projection (x*, dp read, x* written, then x* read and
-//             written: 60 B); and the final density pass
+//             error, wall part written: 40 B; x* padded first, x* read and
+//             the padded copy written, then read: 44 B), a correction pass
+//             (list and the pairs' W and g, 12 B a pair; offsets, padded
+//             x* with lambda, wall part read, dp written: 44 B; the padding,
+//             x*, lambda read and written padded: 32 B), the move and the
+//             collision projection (x*, dp read, x* written, then x* read
+//             and written: 60 B); and the final density pass
 //   velocity  velocity update (x, x*, v read, v written: 48 B), XSPH (a
 //             list pass with the pairs' W and g, 12 B a pair: x*, v,
 //             density read, v, omega written: 52 B, and its offsets),
@@ -87,7 +89,7 @@ struct Traffic {
 Traffic traffic(const Run& a, bool vorticity) {
   const double n = double(a.n), P = a.pairs, it = a.iterations;
   const double arrays = 56 * n;  // offsets and 52 B of arrays
-  return {48 * n, neighbor_bytes(n, P), (it + 1) * (12 * P + 40 * n) + it * (12 * P + 44 * n + 60 * n),
+  return {48 * n, neighbor_bytes(n, P), (it + 1) * (12 * P + 84 * n) + it * (12 * P + 76 * n + 60 * n),
           48 * n + 12 * P + arrays + (vorticity ? 8 * P + arrays : 0.0) + 24 * n};
 }
 

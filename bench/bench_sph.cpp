@@ -116,17 +116,21 @@ void print(const char* name, const Run& a, double lo, double hi, double ref_ms, 
 //   forces      fluid list (unless DFSPH runs without viscosity: then no
 //               pair terms); offsets, x, v, density, pressure read, a
 //               written (48 B); boundary list (WCSPH's pressure)
-//   solves      DFSPH, per Jacobi iteration: the stiffness (16 B), applying
-//               it (list and gradient scales, kappa, walls' sum, x read,
-//               v read and written: 8 B a pair, 44 B), the residual (8 B a
-//               pair, 40 B); and the first residual
+//   solves      DFSPH, per Jacobi iteration: the stiffness (residual and
+//               factor read, total read and written, written into the
+//               padded positions' w: 48 B), applying it (list and gradient
+//               scales, padded positions, walls' sum, v read and written,
+//               padded v written: 8 B a pair, 68 B), the residual (8 B a
+//               pair; padded x and v, walls' sums, density, residual: 56 B);
+//               first the padding (x, v read, padded written: 56 B) and the
+//               first residual
 //   integrate   x, v read and written, the projection (48 B)
 struct Traffic {
   double neighbors, density, forces, divergence, pressure, integrate;
 };
 Traffic traffic(const Run& a, bool dfsph) {
   const double n = double(a.n), P = a.pairs, Pb = a.boundary_pairs;
-  const auto solve = [&](double it) { return it * (16 * n + 16 * P + 84 * n) + 8 * P + 40 * n; };
+  const auto solve = [&](double it) { return it * (48 * n + 16 * P + 124 * n) + 56 * n + 8 * P + 56 * n; };
   Traffic t{};
   t.neighbors = neighbor_bytes(n, P) + 4 * Pb + 20 * n;
   t.density = 4 * P + 4 * Pb + 32 * n + (dfsph ? 4 * P + 72 * n : 0.0);
