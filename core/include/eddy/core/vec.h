@@ -72,9 +72,15 @@ struct Float4 {
   EDDY_HD_INLINE float operator[](int k) const { return c[k]; }
 };
 EDDY_HD_INLINE Float4 float4_of(const Vec4f& a) { return {{a.x, a.y, a.z, a.w}}; }
-EDDY_HD_INLINE Float4 operator+(Float4 a, Float4 b) { return {{a.c[0] + b.c[0], a.c[1] + b.c[1], a.c[2] + b.c[2], a.c[3] + b.c[3]}}; }
-EDDY_HD_INLINE Float4 operator-(Float4 a, Float4 b) { return {{a.c[0] - b.c[0], a.c[1] - b.c[1], a.c[2] - b.c[2], a.c[3] - b.c[3]}}; }
-EDDY_HD_INLINE Float4 operator*(Float4 a, Float4 b) { return {{a.c[0] * b.c[0], a.c[1] * b.c[1], a.c[2] * b.c[2], a.c[3] * b.c[3]}}; }
+EDDY_HD_INLINE Float4 operator+(Float4 a, Float4 b) {
+  return {{a.c[0] + b.c[0], a.c[1] + b.c[1], a.c[2] + b.c[2], a.c[3] + b.c[3]}};
+}
+EDDY_HD_INLINE Float4 operator-(Float4 a, Float4 b) {
+  return {{a.c[0] - b.c[0], a.c[1] - b.c[1], a.c[2] - b.c[2], a.c[3] - b.c[3]}};
+}
+EDDY_HD_INLINE Float4 operator*(Float4 a, Float4 b) {
+  return {{a.c[0] * b.c[0], a.c[1] * b.c[1], a.c[2] * b.c[2], a.c[3] * b.c[3]}};
+}
 EDDY_HD_INLINE Float4 operator*(Float4 a, float s) { return {{a.c[0] * s, a.c[1] * s, a.c[2] * s, a.c[3] * s}}; }
 EDDY_HD_INLINE Float4& operator+=(Float4& a, Float4 b) { return a = a + b; }
 #endif
