@@ -26,6 +26,13 @@ namespace eddy {
 
 // The solvers' reordering of one array: buf[k] takes buf[order[k]] for
 // k < n, gathered into `scratch` (at least n long), which is swapped in.
+// The padded copy of positions (or velocities) the pair loops read
+// (pair_batch.h): out[k] = (x[k], w[k]), or w = 0 without w.
+template <class Exec>
+void pad_into(const Exec& ex, Vec4f* out, const Vec3f* x, const float* w, uint32_t n) {
+  ex.for_each(n, [=] EDDY_HD(uint32_t k) { out[k] = vec4(x[k], w ? w[k] : 0.0f); });
+}
+
 template <class Exec, class V>
 void permute_into(const Exec& ex, V& buf, V& scratch, const uint32_t* order, uint32_t n) {
   using T = std::remove_pointer_t<decltype(scratch.data())>;

@@ -398,12 +398,10 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     });
   }
 
-  // Positions padded for the pair passes' gathers (pair_batch.h), with w[i]
-  // (or 0) beside each.
+  // Positions padded for the pair passes' gathers, with w[i] (or 0) beside each.
   const Vec4f* pad(const Vec3f* x, const float* w) {
-    Vec4f* x4 = xp4_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) { x4[i] = vec4(x[i], w ? w[i] : 0.0f); });
-    return x4;
+    pad_into(ex_, xp4_.data(), x, w, n_);
+    return xp4_.data();
   }
 
   void apply_delta(float t, float dt) {

@@ -107,15 +107,8 @@ SphErrorStats SphSolverT<Exec>::jacobi(float dt, float eta, bool density, Vec<fl
   x4_.resize(n_);
   v4_.resize(n_);
   Vec4f* xk = x4_.data();
-  {
-    const Vec3f* x = x_.data();
-    const Vec3f* v = v_.data();
-    Vec4f* v4 = v4_.data();
-    ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      xk[i] = vec4(x[i], 0.0f);
-      v4[i] = vec4(v[i], 0.0f);
-    });
-  }
+  pad_into(ex_, xk, x_.data(), nullptr, n_);
+  pad_into(ex_, v4_.data(), v_.data(), nullptr, n_);
   // residual = dt Drho/Dt (+ rho - 1 for the density solver), in rho0 units
   SphErrorStats e = compute_residual(dt, density, !density);
   iters = 0;
