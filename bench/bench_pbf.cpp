@@ -76,7 +76,9 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads, bool pee
 //             x* with lambda, wall part read, dp written: 44 B; the padding,
 //             x*, lambda read and written padded: 32 B), the move and the
 //             collision projection (x*, dp read, x* written, then x* read
-//             and written: 60 B); and the final density pass
+//             and written: 60 B); and the final density pass, which
+//             here only measures (list and W written, 8 B a pair; offsets,
+//             x*, density and error, the padding: 68 B)
 //   velocity  velocity update (x, x*, v read, v written: 48 B), XSPH (a
 //             list pass with the pairs' W and g, 12 B a pair: x*, v,
 //             density read, v, omega written: 52 B, and its offsets),
@@ -89,7 +91,7 @@ struct Traffic {
 Traffic traffic(const Run& a, bool vorticity) {
   const double n = double(a.n), P = a.pairs, it = a.iterations;
   const double arrays = 56 * n;  // offsets and 52 B of arrays
-  return {48 * n, neighbor_bytes(n, P), (it + 1) * (12 * P + 84 * n) + it * (12 * P + 76 * n + 60 * n),
+  return {48 * n, neighbor_bytes(n, P), it * (12 * P + 84 * n) + (8 * P + 68 * n) + it * (12 * P + 76 * n + 60 * n),
           48 * n + 12 * P + arrays + (vorticity ? 8 * P + arrays : 0.0) + 24 * n};
 }
 

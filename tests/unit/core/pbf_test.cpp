@@ -113,6 +113,39 @@ TEST(Pbf, BatchedDensityIsThePlainSumOverPairs) {
   }
 }
 
+// The solve's last density pass, where the loop will most likely stop, only
+// measures (the density and W, without lambda and the gradient sums). The
+// step is the same to the bit as with every pass full, with vorticity
+// confinement (which reads the pairs' g) and without, at the iteration cap
+// and at the error target.
+TEST(Pbf, MeasuringDensityPassesGiveTheFullPassesBits) {
+  const Splash splash;
+  for (const bool vorticity : {true, false})
+    for (const int max_iterations : {2, 20}) {
+      PbfParams p = splash.p;
+      p.vorticity = vorticity ? 0.5f : 0.0f;
+      p.max_iterations = max_iterations;
+      p.max_density_error = 1.0f;
+      Points out[2];
+      int iterations = 0;
+      for (int full = 0; full < 2; ++full) {
+        PbfSolverT<CpuExecutor> s(p, CpuExecutor(2));
+        s.set_measuring_passes(full == 0);
+        s.load(splash.start);
+        s.set_colliders(splash.cols);
+        for (int k = 0; k < 20; ++k) iterations += s.step(1.0f / 240.0f, k / 240.0f).iterations;
+        s.store(out[full]);
+      }
+      ASSERT_GE(iterations, 2 * 2 * 20);
+      const std::size_t n = out[0].size();
+      ASSERT_EQ(out[1].size(), n);
+      const auto same = [&](const void* a, const void* b, std::size_t bytes) { return std::memcmp(a, b, bytes) == 0; };
+      EXPECT_TRUE(same(out[0].P(), out[1].P(), n * sizeof(Vec3f))) << "vorticity " << vorticity << ", max " << max_iterations;
+      EXPECT_TRUE(same(out[0].v(), out[1].v(), n * sizeof(Vec3f))) << "vorticity " << vorticity << ", max " << max_iterations;
+      EXPECT_TRUE(same(out[0].get_float("density"), out[1].get_float("density"), n * sizeof(float)));
+    }
+}
+
 TEST(Pbf, ReorderingCarriesEveryAttributeWithItsParticle) {
   Points start = block(10, 10, 10, 0.02f);
   start.add("tag", AttribType::Vec3);
