@@ -67,7 +67,7 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads, bool pee
 
 // The compulsory traffic of each phase (bytes each array must move once;
 // the neighbours' positions, read in Z-order, are counted as cached):
-//   predict   x, v read, v, x* written                                   48 B
+//   predict   x, v read, v, x* written, the clearances lowered         56 B
 //   solve     per iteration a density pass (list 4 B a pair, each pair's
 //             W and g written, 8 B; offsets, x* read, density, lambda,
 //             error, wall part written: 40 B; x* padded first, x* read and
@@ -75,11 +75,13 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads, bool pee
 //             (list and the pairs' W and g, 12 B a pair; offsets, padded
 //             x* with lambda, wall part read, dp written: 44 B; the padding,
 //             x*, lambda read and written padded: 32 B), the move and the
-//             collision projection (x*, dp read, x* written, then x* read
-//             and written: 60 B); and the final density pass, which
+//             collision projection (x*, dp read, x* written, the clearances
+//             lowered, then read: 48 B; only the particles near a wall read
+//             and write x* again); and the final density pass, which
 //             here only measures (list and W written, 8 B a pair; offsets,
 //             x*, density and error, the padding: 68 B)
-//   velocity  velocity update (x, x*, v read, v written: 48 B), XSPH (a
+//   velocity  velocity update (x, x*, v, the clearances read, v written:
+//             52 B), XSPH (a
 //             list pass with the pairs' W and g, 12 B a pair: x*, v,
 //             density read, v, omega written: 52 B, and its offsets),
 //             vorticity confinement when on (another, with g, 8 B a pair:
@@ -91,8 +93,8 @@ struct Traffic {
 Traffic traffic(const Run& a, bool vorticity) {
   const double n = double(a.n), P = a.pairs, it = a.iterations;
   const double arrays = 56 * n;  // offsets and 52 B of arrays
-  return {48 * n, neighbor_bytes(n, P), it * (12 * P + 84 * n) + (8 * P + 68 * n) + it * (12 * P + 76 * n + 60 * n),
-          48 * n + 12 * P + arrays + (vorticity ? 8 * P + arrays : 0.0) + 24 * n};
+  return {56 * n, neighbor_bytes(n, P), it * (12 * P + 84 * n) + (8 * P + 68 * n) + it * (12 * P + 76 * n + 48 * n),
+          52 * n + 12 * P + arrays + (vorticity ? 8 * P + arrays : 0.0) + 24 * n};
 }
 
 }  // namespace

@@ -113,26 +113,40 @@ TEST(Pbf, BatchedDensityIsThePlainSumOverPairs) {
   }
 }
 
-// The solve's last density pass, where the loop will most likely stop, only
-// measures (the density and W, without lambda and the gradient sums). The
-// step is the same to the bit as with every pass full, with vorticity
-// confinement (which reads the pairs' g) and without, at the iteration cap
-// and at the error target.
-TEST(Pbf, MeasuringDensityPassesGiveTheFullPassesBits) {
+// Two shortcuts give the same bits as the full work: the solve's last
+// density pass, where the loop will most likely stop, only measures (the
+// density and W, without lambda and the gradient sums), and particles clear
+// of the colliders skip them in the projections and the friction pass.
+// With vorticity confinement (which reads the pairs' g) and without, at the
+// iteration cap and at the error target, in the tank alone and with a ball
+// and a tilted floor in it.
+TEST(Pbf, ShortcutsGiveTheFullWorksBits) {
   const Splash splash;
+  Collider ball;
+  ball.type = ShapeType::Sphere;
+  ball.center = vec3(0.6f, 0.15f, 0.3f);
+  ball.size = vec3(0.12f, 0.0f, 0.0f);
+  Collider slope;
+  slope.type = ShapeType::Plane;
+  slope.center = vec3(0.5f, 0.08f, 0.3f);
+  slope.rotation = rotation_from_euler_degrees(vec3(0.0f, 0.0f, 12.0f));
+  std::vector<Collider> scene = splash.cols;
+  scene.push_back(ball);
+  scene.push_back(slope);
   for (const bool vorticity : {true, false})
     for (const int max_iterations : {2, 20}) {
       PbfParams p = splash.p;
       p.vorticity = vorticity ? 0.5f : 0.0f;
       p.max_iterations = max_iterations;
       p.max_density_error = 1.0f;
+      const std::vector<Collider>& cols = max_iterations == 2 ? splash.cols : scene;
       Points out[2];
       int iterations = 0;
       for (int full = 0; full < 2; ++full) {
         PbfSolverT<CpuExecutor> s(p, CpuExecutor(2));
-        s.set_measuring_passes(full == 0);
+        s.set_shortcuts(full == 0);
         s.load(splash.start);
-        s.set_colliders(splash.cols);
+        s.set_colliders(cols);
         for (int k = 0; k < 20; ++k) iterations += s.step(1.0f / 240.0f, k / 240.0f).iterations;
         s.store(out[full]);
       }

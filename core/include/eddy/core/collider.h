@@ -22,6 +22,7 @@
 //              mesh also has its surface velocity sampled (grid_velocity),
 //              which collider_velocity adds to the rigid motion and which
 //              moves the surface between the samples' time and t
+#include <cmath>
 #include <stdint.h>
 
 #include "eddy/core/vec.h"
@@ -393,22 +394,30 @@ EDDY_HD_INLINE int collider_walls(const Collider& c, Vec3f p, float t, SdfSample
 // to `to` outside along the surface's normal, in up to three passes
 // (pushing out of one face of a container can leave it too near another,
 // at edges and corners); on_push(k, sample, p) after each push of collider
-// k, p the pushed point. Returns the point.
+// k, p the pushed point. Returns the point. With `nearest`, also the
+// smallest signed distance from the returned point to a collider (-inf
+// where the last pass still pushed, so that the point's distances were not
+// all taken where it ended).
 template <class OnPush>
 EDDY_HD_INLINE Vec3f push_out_of_colliders(const Collider* cols, uint32_t ncoll, Vec3f p, float t, float below,
-                                           float to, OnPush&& on_push) {
+                                           float to, OnPush&& on_push, float* nearest = nullptr) {
+  float least = INFINITY;
   for (int pass = 0; pass < 3; ++pass) {
     bool moved = false;
+    least = INFINITY;
     for (uint32_t k = 0; k < ncoll; ++k) {
       const SdfSample sd = collider_sdf(cols[k], p, t);
+      least = sd.distance < least ? sd.distance : least;
       if (sd.distance < below) {
         p += sd.normal * (to - sd.distance);
         on_push(k, sd, p);
         moved = true;
       }
     }
+    if (moved) least = -INFINITY;
     if (!moved) break;
   }
+  if (nearest) *nearest = least;
   return p;
 }
 

@@ -121,8 +121,22 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   float particle_radius() const override { return c_.r; }
 
   // Off: every density pass of the solve is a full one (lambda and the
-  // gradient sums), the reference the measuring passes are tested against.
-  void set_measuring_passes(bool on) { measuring_passes_ = on; }
+  // gradient sums) and every particle meets every collider in each
+  // projection and velocity pass: the reference the two shortcuts (the
+  // measuring pass, see solve(); the clearances, see collide()) are tested
+  // against.
+  void set_shortcuts(bool on) {
+    shortcuts_ = on;
+    clearances_ = false;
+  }
+
+  // Colliders: see collide() for the clearances they allow.
+  void set_colliders(const std::vector<Collider>& cs) override {
+    Base::set_colliders(cs);
+    clearances_ = false;
+    fixed_shapes_ = true;
+    for (const Collider& c : cs) fixed_shapes_ &= c.type != ShapeType::Grid && !collider_moves(c);
+  }
 
   // Animated parameters: the constants follow (at the loaded radius), the
   // particles and their warm state stay.
@@ -149,7 +163,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     max_speed_ = 0.0f;
     for (uint32_t i = 0; i < n_; ++i) max_speed_ = std::max(max_speed_, length(pts.v()[i]));
     for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_dp_, &tmp3_}) buf->resize(n_);
-    for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
+    for (auto* buf : {&lambda_, &density_, &tmp1_, &clear_}) buf->resize(n_);
+    clearances_ = false;
     xp4_.resize(n_);
     carried_.load(ex_, pts, {"density"});
     steps_ = 0;
@@ -207,11 +222,20 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const Vec3f g = params_.gravity;
     const ForceField* fields = fields_.data();
     const uint32_t nf = nfields_;
+    float* clear = clearances_ ? clear_.data() : nullptr;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f vi = v[i] + (g + fields_accel(fields, nf, x[i], v[i])) * dt;
       v[i] = vi;
       xp[i] = x[i] + vi * dt;
+      if (clear) clear[i] = less_clearance(clear[i], vi * dt);
     });
+  }
+
+  // A clearance after a move by d: less |d|_1 (at least the distance moved,
+  // and at least the change of a 1-Lipschitz distance), and less a
+  // millionth of itself, which outweighs the subtraction's rounding.
+  EDDY_HD_INLINE static float less_clearance(float clear, Vec3f d) {
+    return clear * 0.999999f - 1.0001f * (fabsf(d.x) + fabsf(d.y) + fabsf(d.z));
   }
 
   // x* => grid, neighbour lists; every reorder_interval steps all attributes
@@ -226,6 +250,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   }
 
   void reorder() {
+    clearances_ = false;  // (measured again by the solve's first projection)
     const uint32_t* order = grid_.sorted_order();
     for (Vec<Vec3f>* buf : {&x_, &v_, &xp_}) permute_into(ex_, *buf, tmp3_, order, n_);
     carried_.permute(ex_, order, n_);
@@ -249,7 +274,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     };
     float before = INFINITY;  // the error before the last correction (%)
     for (int it = 0;; ++it) {
-      const bool measure_only = measuring_passes_ && stops(it, before);
+      const bool measure_only = shortcuts_ && stops(it, before);
       PbfReduceStats e = compute_density(xp_.data(), t_end, /*with_lambda=*/!measure_only);
       if (measure_only && !stops(it, 100.0f * e.err_sum / float(n_)))
         e = compute_density(xp_.data(), t_end, /*with_lambda=*/true);
@@ -443,8 +468,10 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const ReactionView R = reactions_.view();
     const Vec3f* pending = R.on() ? react_wall_.data() : nullptr;
     const float m_dt = c_.mass / dt;
+    float* clear = clearances_ ? clear_.data() : nullptr;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       xp[i] += dp[i];
+      if (clear) clear[i] = less_clearance(clear[i], dp[i]);
       if (R.on())
         for (int s = 0; s < kReactionSlots; ++s) {
           const size_t q = size_t(i) * kReactionSlots + s;
@@ -454,7 +481,15 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     collide(xp, t, dt);
   }
 
-  // Projects positions out of the colliders to a particle radius from the surface.
+  // Projects positions out of the colliders to a particle radius from the
+  // surface. Where every collider is an analytic shape that does not move,
+  // each particle keeps a clearance: a lower bound on its distance to the
+  // colliders, less r, measured here and lowered by every move since (the
+  // distances are 1-Lipschitz). A particle whose clearance exceeds a
+  // hundredth of r is not pushed and is not near enough for friction
+  // either, so the passes skip its colliders: in a tank, all but the layers
+  // at the walls. The same result to the bit (the margin outweighs the
+  // distances' rounding); set_colliders, load and reordering measure again.
   void collide(Vec3f* xp, float t, float dt) {
     if (ncoll_ == 0) return;
     const Collider* cols = colliders_.data();
@@ -462,12 +497,24 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const float r = c_.r;
     const ReactionView R = reactions_.view();
     const float m_dt = c_.mass / dt;
+    const bool track = shortcuts_ && fixed_shapes_;
+    float* clear = track ? clear_.data() : nullptr;
+    const bool skip = track && clearances_;
+    const float margin = kClearanceMargin * r;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
-      xp[i] = push_out_of_colliders(cols, ncoll, xp[i], t, r, r, [&](uint32_t k, const SdfSample& sd, Vec3f) {
-        if (R.on()) R.add(i, int32_t(k), sd.normal * ((r - sd.distance) * m_dt));
-      });
+      if (skip && clear[i] > margin) return;
+      float nearest;
+      xp[i] = push_out_of_colliders(
+          cols, ncoll, xp[i], t, r, r,
+          [&](uint32_t k, const SdfSample& sd, Vec3f) {
+            if (R.on()) R.add(i, int32_t(k), sd.normal * ((r - sd.distance) * m_dt));
+          },
+          &nearest);
+      if (clear) clear[i] = nearest - r;
     });
+    clearances_ = track;
   }
+  static constexpr float kClearanceMargin = 0.01f;  // of r
 
   // (x, x*, v_pre) => v = (x* - x)/dt, then at walls: restitution on the
   // normal approach speed and Coulomb friction on the tangential speed, with
@@ -483,10 +530,14 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const float inv_dt = 1.0f / dt;
     const ReactionView R = reactions_.view();
     const float m = c_.mass;
+    // Clear of the friction band by the margin: no collider acts (collide()).
+    const float* clear = clearances_ ? clear_.data() : nullptr;
+    const float clear_of_band = band - c_.r + kClearanceMargin * c_.r;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f pre = v[i];
       Vec3f vn = (xp[i] - x[i]) * inv_dt;
-      for (uint32_t k = 0; k < ncoll; ++k) {
+      const uint32_t nc = clear && clear[i] > clear_of_band ? 0u : ncoll;
+      for (uint32_t k = 0; k < nc; ++k) {
         const Collider& col = cols[k];
         const SdfSample sd = collider_sdf(col, xp[i], t);
         if (sd.distance >= band) continue;
@@ -609,7 +660,10 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   NeighborGrid<Exec> grid_;
   PbfConstants c_;
   uint64_t steps_ = 0;
-  bool measuring_passes_ = true;  // see solve()
+  bool shortcuts_ = true;      // see set_shortcuts()
+  bool fixed_shapes_ = true;   // every collider analytic and still: clearances hold (collide())
+  bool clearances_ = false;    // clear_ holds a bound for every particle
+  Vec<float> clear_;           // (n) a lower bound on each particle's distance to the colliders, less r
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<Vec4f> xp4_;  // x* padded, with a per-pass value in w (pad)
   Vec<float> lambda_, density_, tmp1_;
