@@ -297,6 +297,9 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const Collider* cols = colliders_.data();
     const uint32_t ncoll = c.wall_density ? ncoll_ : 0;
     const float* table = wall_table_.data();
+    // Particles clear of every wall by more than h reach none (collide()).
+    const float* clear = clearances_ ? clear_.data() : nullptr;
+    const float clear_of_walls = c.h - c.r + kClearanceMargin * c.r;
     float* density = density_.data();
     float* lambda = lambda_.data();
     float* err = tmp1_.data();
@@ -361,7 +364,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       float push[kMaxWalls];  // 1: the wall's s_corr pushes, 0: a body's does not
       int nw = 0;
       float keep = 1.0f;  // prod_w (1 - psi_w)
-      for (uint32_t k = 0; k < ncoll && nw < kMaxWalls; ++k) {
+      const uint32_t nc = clear && clear[i] > clear_of_walls ? 0u : ncoll;
+      for (uint32_t k = 0; k < nc && nw < kMaxWalls; ++k) {
         SdfSample walls[3];
         const int m = collider_walls(cols[k], xi, t, walls);
         for (int w = 0; w < m && nw < kMaxWalls; ++w) {
@@ -486,9 +490,9 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   // each particle keeps a clearance: a lower bound on its distance to the
   // colliders, less r, measured here and lowered by every move since (the
   // distances are 1-Lipschitz). A particle whose clearance exceeds a
-  // hundredth of r is not pushed and is not near enough for friction
-  // either, so the passes skip its colliders: in a tank, all but the layers
-  // at the walls. The same result to the bit (the margin outweighs the
+  // hundredth of r is not pushed, so the projections skip its colliders, as
+  // do the friction pass beyond its band and the density passes beyond h:
+  // in a tank, all but the layers at the walls. The same result to the bit (the margin outweighs the
   // distances' rounding); set_colliders, load and reordering measure again.
   void collide(Vec3f* xp, float t, float dt) {
     if (ncoll_ == 0) return;
