@@ -124,7 +124,9 @@ void print(const char* name, const Run& a, double lo, double hi, double ref_ms, 
 //               pair; padded x and v, walls' sums, density, residual: 56 B);
 //               first the padding (x, v read, padded written: 56 B) and the
 //               first residual
-//   integrate   x, v read and written, the projection (48 B)
+//   integrate   x, v read and written, the clearances lowered and read by
+//               the projection (56 B; only the particles near a collider
+//               meet it)
 struct Traffic {
   double neighbors, density, forces, divergence, pressure, integrate;
 };
@@ -137,7 +139,7 @@ Traffic traffic(const Run& a, bool dfsph) {
   t.forces = (dfsph && !a.viscous ? 0.0 : 4 * P) + 48 * n + (dfsph ? 0.0 : 4 * Pb);
   t.divergence = dfsph ? solve(a.div_iterations) : 0.0;
   t.pressure = dfsph ? solve(a.iterations) : 0.0;
-  t.integrate = 48 * n;
+  t.integrate = 56 * n;
   return t;
 }
 

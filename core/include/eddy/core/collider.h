@@ -25,6 +25,8 @@
 #include <cmath>
 #include <stdint.h>
 
+#include <vector>
+
 #include "eddy/core/vec.h"
 
 namespace eddy {
@@ -419,6 +421,30 @@ EDDY_HD_INLINE Vec3f push_out_of_colliders(const Collider* cols, uint32_t ncoll,
   }
   if (nearest) *nearest = least;
   return p;
+}
+
+// Clearances: a lower bound on a point's distance to still, analytic
+// colliders (their signed distances are 1-Lipschitz), kept across moves so
+// that passes can skip the colliders of points far from them. After a move
+// by d to x (x = fl(x_before + d)): less |d|_1 (at least the distance
+// moved), less 2^-23 |x|_1 (the addition's rounding, half an ulp an axis),
+// and less a millionth of itself (the subtraction's own rounding).
+EDDY_HD_INLINE float lower_clearance(float clear, Vec3f d, Vec3f x) {
+  const float moved = fabsf(d.x) + fabsf(d.y) + fabsf(d.z);
+  const float rounding = 1.2e-7f * (fabsf(x.x) + fabsf(x.y) + fabsf(x.z));
+  return clear * 0.999999f - 1.0001f * moved - rounding;
+}
+// A point is taken as clear of a threshold when its clearance exceeds it by
+// this share of the particle radius, which outweighs the distances' own
+// rounding (a few ulps of the coordinates: up to some 10^4 radii from the
+// origin).
+constexpr float kClearanceMargin = 0.01f;
+// Whether every collider's distance is 1-Lipschitz and fixed in time
+// (analytic shapes that do not move): clearances hold for them.
+inline bool clearances_hold(const std::vector<Collider>& cs) {
+  for (const Collider& c : cs)
+    if (c.type == ShapeType::Grid || collider_moves(c)) return false;
+  return true;
 }
 
 // Rotation (local -> world) from Euler angles in degrees, applied X then Y

@@ -134,8 +134,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   void set_colliders(const std::vector<Collider>& cs) override {
     Base::set_colliders(cs);
     clearances_ = false;
-    fixed_shapes_ = true;
-    for (const Collider& c : cs) fixed_shapes_ &= c.type != ShapeType::Grid && !collider_moves(c);
+    fixed_shapes_ = clearances_hold(cs);
   }
 
   // Animated parameters: the constants follow (at the loaded radius), the
@@ -227,16 +226,10 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
       const Vec3f vi = v[i] + (g + fields_accel(fields, nf, x[i], v[i])) * dt;
       v[i] = vi;
       xp[i] = x[i] + vi * dt;
-      if (clear) clear[i] = less_clearance(clear[i], vi * dt);
+      if (clear) clear[i] = lower_clearance(clear[i], vi * dt, xp[i]);
     });
   }
 
-  // A clearance after a move by d: less |d|_1 (at least the distance moved,
-  // and at least the change of a 1-Lipschitz distance), and less a
-  // millionth of itself, which outweighs the subtraction's rounding.
-  EDDY_HD_INLINE static float less_clearance(float clear, Vec3f d) {
-    return clear * 0.999999f - 1.0001f * (fabsf(d.x) + fabsf(d.y) + fabsf(d.z));
-  }
 
   // x* => grid, neighbour lists; every reorder_interval steps all attributes
   // are permuted into the grid's Z-order.
@@ -475,7 +468,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     float* clear = clearances_ ? clear_.data() : nullptr;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       xp[i] += dp[i];
-      if (clear) clear[i] = less_clearance(clear[i], dp[i]);
+      if (clear) clear[i] = lower_clearance(clear[i], dp[i], xp[i]);
       if (R.on())
         for (int s = 0; s < kReactionSlots; ++s) {
           const size_t q = size_t(i) * kReactionSlots + s;
@@ -489,8 +482,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   // surface. Where every collider is an analytic shape that does not move,
   // each particle keeps a clearance: a lower bound on its distance to the
   // colliders, less r, measured here and lowered by every move since (the
-  // distances are 1-Lipschitz). A particle whose clearance exceeds a
-  // hundredth of r is not pushed, so the projections skip its colliders, as
+  // distances are 1-Lipschitz; lower_clearance in collider.h). A particle
+  // whose clearance exceeds a hundredth of r is not pushed, so the projections skip its colliders, as
   // do the friction pass beyond its band and the density passes beyond h:
   // in a tank, all but the layers at the walls. The same result to the bit (the margin outweighs the
   // distances' rounding); set_colliders, load and reordering measure again.
@@ -518,7 +511,6 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     });
     clearances_ = track;
   }
-  static constexpr float kClearanceMargin = 0.01f;  // of r
 
   // (x, x*, v_pre) => v = (x* - x)/dt, then at walls: restitution on the
   // normal approach speed and Coulomb friction on the tangential speed, with

@@ -25,7 +25,14 @@ void SphSolverT<Exec>::find_neighbors() {
     const Vec3f* x = x_.data();
     const float h = c_.h, t = time_;
     uint8_t* near = near_.data();
+    // (Particles whose clearance exceeds h are far from every collider.)
+    const float* clear = clearances_ ? clear_.data() : nullptr;
+    const float far = h + kClearanceMargin * c_.r;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+      if (clear && clear[i] > far) {
+        near[i] = 0;
+        return;
+      }
       bool close = false;
       for (uint32_t k = 0; k < ncoll && !close; ++k)
         close = cols[k].type == ShapeType::Grid || collider_sdf(cols[k], x[i], t).distance < h;
@@ -39,6 +46,7 @@ template <class Exec>
 void SphSolverT<Exec>::reorder() {
   const uint32_t* order = grid_.sorted_order();
   for (Vec<Vec3f>* buf : {&x_, &v_}) permute_into(ex_, *buf, tmp3_, order, n_);
+  if (clearances_) permute_into(ex_, clear_, tmpf_, order, n_);
   for (Vec<float>* buf : {&kappa_, &kappa_v_, &pressure_}) permute_into(ex_, *buf, tmpf_, order, n_);
   if (pressure_sum_.size() > 0) permute_into(ex_, pressure_sum_, tmpf_, order, n_);
   carried_.permute(ex_, order, n_);
@@ -331,9 +339,11 @@ void SphSolverT<Exec>::integrate(float dt, bool with_accel) {
   Vec3f* x = x_.data();
   Vec3f* v = v_.data();
   const Vec3f* a = a_.data();
+  float* clear = clearances_ ? clear_.data() : nullptr;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     if (with_accel) v[i] += a[i] * dt;
     x[i] += v[i] * dt;
+    if (clear) clear[i] = lower_clearance(clear[i], v[i] * dt, x[i]);
   });
 }
 
@@ -365,6 +375,13 @@ void SphSolverT<Exec>::xsph() {
 // has no pressure (negative pressure is clamped; DFSPH corrects only
 // compression), so a wall acts on it through this alone: spray, and the
 // thin sheet of a surge front sliding on the floor.
+// Where every collider is analytic and still, each particle keeps a
+// clearance: a lower bound on its distance to them, measured here (the
+// distances the projection computes anyway) and lowered by every move
+// since (lower_clearance in collider.h). A particle clear by more than a
+// hundredth of r is not projected, nor near the boundary particles when
+// clear by more than h: both skip its colliders (the same result to the
+// bit). Loading and new colliders measure anew.
 template <class Exec>
 SphCounts SphSolverT<Exec>::project(float t) {
   if (ncoll_ == 0) return {0u, 0u};
@@ -376,18 +393,32 @@ SphCounts SphSolverT<Exec>::project(float t) {
   float* flag = residual_.data();
   const ReactionView R = reactions_.view();
   const float m = c_.mass;
+  const bool track = shortcuts_ && fixed_shapes_;
+  float* clear = track ? clear_.data() : nullptr;
+  const bool skip = track && clearances_;
+  const float margin = kClearanceMargin * c_.r;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
+    if (skip && clear[i] > margin) {
+      flag[i] = 0.0f;
+      return;
+    }
     bool moved = false;
-    x[i] = push_out_of_colliders(cols, ncoll, x[i], t, 0.0f, 0.0f, [&](uint32_t k, const SdfSample& sd, Vec3f p) {
-      const float un = dot(v[i] - collider_velocity(cols[k], p, t), sd.normal);
-      if (un < 0.0f) {
-        v[i] -= sd.normal * un;
-        if (R.on()) R.add(i, int32_t(k), sd.normal * (-un * m));
-      }
-      moved = true;
-    });
+    float nearest;
+    x[i] = push_out_of_colliders(
+        cols, ncoll, x[i], t, 0.0f, 0.0f,
+        [&](uint32_t k, const SdfSample& sd, Vec3f p) {
+          const float un = dot(v[i] - collider_velocity(cols[k], p, t), sd.normal);
+          if (un < 0.0f) {
+            v[i] -= sd.normal * un;
+            if (R.on()) R.add(i, int32_t(k), sd.normal * (-un * m));
+          }
+          moved = true;
+        },
+        &nearest);
     flag[i] = moved ? (density[i] >= 1.0f ? 2.0f : 1.0f) : 0.0f;
+    if (clear) clear[i] = nearest;
   });
+  clearances_ = track;
   return ex_.reduce(
       n_, SphCounts{0u, 0u},
       [=] EDDY_HD(uint32_t i) { return SphCounts{flag[i] > 0.5f ? 1u : 0u, flag[i] > 1.5f ? 1u : 0u}; }, SumOp{});
