@@ -230,7 +230,6 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     });
   }
 
-
   // x* => grid, neighbour lists; every reorder_interval steps all attributes
   // are permuted into the grid's Z-order.
   void find_neighbors() {
@@ -483,10 +482,11 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   // each particle keeps a clearance: a lower bound on its distance to the
   // colliders, less r, measured here and lowered by every move since (the
   // distances are 1-Lipschitz; lower_clearance in collider.h). A particle
-  // whose clearance exceeds a hundredth of r is not pushed, so the projections skip its colliders, as
-  // do the friction pass beyond its band and the density passes beyond h:
-  // in a tank, all but the layers at the walls. The same result to the bit (the margin outweighs the
-  // distances' rounding); set_colliders, load and reordering measure again.
+  // whose clearance exceeds a hundredth of r is not pushed, so the
+  // projections skip its colliders, as do the friction pass beyond its band
+  // and the density passes beyond h: in a tank, all but the layers at the
+  // walls. The same result to the bit (the margin outweighs the distances'
+  // rounding); set_colliders, load and reordering measure again.
   void collide(Vec3f* xp, float t, float dt) {
     if (ncoll_ == 0) return;
     const Collider* cols = colliders_.data();
