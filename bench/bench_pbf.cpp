@@ -81,9 +81,9 @@ Run run(int n, float r, Vec3f tank, int steps, int warmup, int threads, bool pee
 //             here only measures (list and W written, 8 B a pair; offsets,
 //             x*, density and error, the padding: 68 B)
 //   velocity  velocity update (x, x*, v, the clearances read, v written:
-//             52 B), XSPH (a
-//             list pass with the pairs' W and g, 12 B a pair: x*, v,
-//             density read, v, omega written: 52 B, and its offsets),
+//             52 B), XSPH (a list pass with the pairs' W and g, 12 B a
+//             pair: x*, v, density read, v, omega written: 52 B, and its
+//             offsets),
 //             vorticity confinement when on (another, with g, 8 B a pair:
 //             x*, omega, density, v read, v written: 52 B), commit (x, v
 //             read: 24 B)

@@ -24,8 +24,6 @@
 
 namespace eddy {
 
-// The solvers' reordering of one array: buf[k] takes buf[order[k]] for
-// k < n, gathered into `scratch` (at least n long), which is swapped in.
 // The padded copy of positions (or velocities) the pair loops read
 // (pair_batch.h): out[k] = (x[k], w[k]), or w = 0 without w.
 template <class Exec>
@@ -33,6 +31,8 @@ void pad_into(const Exec& ex, Vec4f* out, const Vec3f* x, const float* w, uint32
   ex.for_each(n, [=] EDDY_HD(uint32_t k) { out[k] = vec4(x[k], w ? w[k] : 0.0f); });
 }
 
+// The solvers' reordering of one array: buf[k] takes buf[order[k]] for
+// k < n, gathered into `scratch` (at least n long), which is swapped in.
 template <class Exec, class V>
 void permute_into(const Exec& ex, V& buf, V& scratch, const uint32_t* order, uint32_t n) {
   using T = std::remove_pointer_t<decltype(scratch.data())>;
@@ -254,6 +254,50 @@ class ColliderReactions {
 // Interface's backend(), size(), stage_times() and a set_colliders() that
 // uploads the colliders (a method that does more overrides it and calls
 // this one).
+// Each particle's clearance (lower_clearance in collider.h): a lower bound
+// on its distance to the colliders, kept where every collider is analytic
+// and still, so that passes skip the colliders of particles far from them.
+// A solver's projection measures the bounds (measuring(), then measured()),
+// its moves lower them while they are valid (bounds()), and loading, new
+// colliders and switching them off make them invalid until measured again.
+// Off (enable(false)): every particle meets every collider, the reference
+// the skipping passes are tested against.
+template <class Exec>
+class ColliderClearances {
+ public:
+  template <class T>
+  using Vec = typename Exec::template Vector<T>;
+  void load(uint32_t n) {
+    clear_.resize(n);
+    valid_ = false;
+  }
+  void set_colliders(const std::vector<Collider>& cs) {
+    hold_ = clearances_hold(cs);
+    valid_ = false;
+  }
+  void enable(bool on) {
+    on_ = on;
+    valid_ = false;
+  }
+  void invalidate() { valid_ = false; }
+  // Whether the bounds hold for the particles as they are.
+  bool valid() const { return valid_; }
+  // The bounds while valid, to read or lower; else null.
+  float* bounds() { return valid_ ? clear_.data() : nullptr; }
+  // Where the measuring pass writes the bounds; null where none are kept.
+  float* measuring() { return on_ && hold_ ? clear_.data() : nullptr; }
+  void measured() { valid_ = on_ && hold_; }
+  // With the particles' reordering (permute_into).
+  void permute(const Exec& ex, Vec<float>& scratch, const uint32_t* order, uint32_t n) {
+    if (valid_) permute_into(ex, clear_, scratch, order, n);
+  }
+  std::size_t bytes() const { return clear_.size() * sizeof(float); }
+
+ private:
+  Vec<float> clear_;
+  bool on_ = true, hold_ = true, valid_ = false;
+};
+
 template <class Exec, class Interface>
 class SolverOn : public Interface {
  public:
@@ -265,6 +309,7 @@ class SolverOn : public Interface {
   void set_colliders(const std::vector<Collider>& cs) override {
     colliders_.upload(ex_, cs);
     ncoll_ = colliders_.size();
+    clearances_.set_colliders(cs);
   }
   void set_force_fields(const std::vector<ForceField>& fs) override {
     ex_.upload(fields_, fs.data(), fs.size());
@@ -280,6 +325,7 @@ class SolverOn : public Interface {
   CarriedAttributes<Exec> carried_;
   DeviceColliders<Exec> colliders_;
   ColliderReactions<Exec> reactions_;
+  ColliderClearances<Exec> clearances_;
   StageTimes times_;
 };
 
@@ -290,7 +336,7 @@ class SolverOn : public Interface {
 #define EDDY_SOLVER_ON(Interface)                                                                               \
   using Base = SolverOn<Exec, Interface>;                                                                       \
   using Base::carried_, Base::colliders_, Base::ex_, Base::max_speed_, Base::n_, Base::ncoll_, Base::params_,   \
-      Base::reactions_, Base::times_, Base::fields_, Base::nfields_;                                                                           \
+      Base::reactions_, Base::clearances_, Base::times_, Base::fields_, Base::nfields_;                         \
   template <class T>                                                                                            \
   using Vec = typename Exec::template Vector<T>
 

@@ -127,14 +127,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   // against.
   void set_shortcuts(bool on) {
     shortcuts_ = on;
-    clearances_ = false;
-  }
-
-  // Colliders: see collide() for the clearances they allow.
-  void set_colliders(const std::vector<Collider>& cs) override {
-    Base::set_colliders(cs);
-    clearances_ = false;
-    fixed_shapes_ = clearances_hold(cs);
+    clearances_.enable(on);
   }
 
   // Animated parameters: the constants follow (at the loaded radius), the
@@ -162,8 +155,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     max_speed_ = 0.0f;
     for (uint32_t i = 0; i < n_; ++i) max_speed_ = std::max(max_speed_, length(pts.v()[i]));
     for (auto* buf : {&xp_, &dp_, &v_new_, &omega_, &wall_dp_, &tmp3_}) buf->resize(n_);
-    for (auto* buf : {&lambda_, &density_, &tmp1_, &clear_}) buf->resize(n_);
-    clearances_ = false;
+    for (auto* buf : {&lambda_, &density_, &tmp1_}) buf->resize(n_);
+    clearances_.load(n_);
     xp4_.resize(n_);
     carried_.load(ex_, pts, {"density"});
     steps_ = 0;
@@ -192,7 +185,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     size_t b = (x_.size() + v_.size() + xp_.size() + dp_.size() + v_new_.size() + omega_.size() +
                 wall_dp_.size() + tmp3_.size()) * sizeof(Vec3f) + xp4_.size() * sizeof(Vec4f) +
                (lambda_.size() + density_.size() + tmp1_.size() + pair_w_.size() + pair_g_.size()) * 4;
-    b += carried_.bytes() + reactions_.bytes() + react_wall_.size() * sizeof(Vec3f);
+    b += carried_.bytes() + reactions_.bytes() + clearances_.bytes() + react_wall_.size() * sizeof(Vec3f);
     return b + grid_.memory_bytes();
   }
 
@@ -221,7 +214,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const Vec3f g = params_.gravity;
     const ForceField* fields = fields_.data();
     const uint32_t nf = nfields_;
-    float* clear = clearances_ ? clear_.data() : nullptr;
+    float* clear = clearances_.bounds();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f vi = v[i] + (g + fields_accel(fields, nf, x[i], v[i])) * dt;
       v[i] = vi;
@@ -242,7 +235,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   }
 
   void reorder() {
-    clearances_ = false;  // (measured again by the solve's first projection)
+    clearances_.invalidate();  // (measured again by the solve's first projection)
     const uint32_t* order = grid_.sorted_order();
     for (Vec<Vec3f>* buf : {&x_, &v_, &xp_}) permute_into(ex_, *buf, tmp3_, order, n_);
     carried_.permute(ex_, order, n_);
@@ -290,7 +283,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const uint32_t ncoll = c.wall_density ? ncoll_ : 0;
     const float* table = wall_table_.data();
     // Particles clear of every wall by more than h reach none (collide()).
-    const float* clear = clearances_ ? clear_.data() : nullptr;
+    const float* clear = clearances_.bounds();
     const float clear_of_walls = c.h - c.r + kClearanceMargin * c.r;
     float* density = density_.data();
     float* lambda = lambda_.data();
@@ -464,7 +457,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const ReactionView R = reactions_.view();
     const Vec3f* pending = R.on() ? react_wall_.data() : nullptr;
     const float m_dt = c_.mass / dt;
-    float* clear = clearances_ ? clear_.data() : nullptr;
+    float* clear = clearances_.bounds();
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       xp[i] += dp[i];
       if (clear) clear[i] = lower_clearance(clear[i], dp[i], xp[i]);
@@ -494,9 +487,8 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const float r = c_.r;
     const ReactionView R = reactions_.view();
     const float m_dt = c_.mass / dt;
-    const bool track = shortcuts_ && fixed_shapes_;
-    float* clear = track ? clear_.data() : nullptr;
-    const bool skip = track && clearances_;
+    float* clear = clearances_.measuring();
+    const bool skip = clearances_.valid();
     const float margin = kClearanceMargin * r;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       if (skip && clear[i] > margin) return;
@@ -509,7 +501,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
           &nearest);
       if (clear) clear[i] = nearest - r;
     });
-    clearances_ = track;
+    clearances_.measured();
   }
 
   // (x, x*, v_pre) => v = (x* - x)/dt, then at walls: restitution on the
@@ -527,7 +519,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
     const ReactionView R = reactions_.view();
     const float m = c_.mass;
     // Clear of the friction band by the margin: no collider acts (collide()).
-    const float* clear = clearances_ ? clear_.data() : nullptr;
+    const float* clear = clearances_.bounds();
     const float clear_of_band = band - c_.r + kClearanceMargin * c_.r;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       const Vec3f pre = v[i];
@@ -656,10 +648,7 @@ class PbfSolverT final : public SolverOn<Exec, PbfSolver> {
   NeighborGrid<Exec> grid_;
   PbfConstants c_;
   uint64_t steps_ = 0;
-  bool shortcuts_ = true;      // see set_shortcuts()
-  bool fixed_shapes_ = true;   // every collider analytic and still: clearances hold (collide())
-  bool clearances_ = false;    // clear_ holds a bound for every particle
-  Vec<float> clear_;           // (n) a lower bound on each particle's distance to the colliders, less r
+  bool shortcuts_ = true;  // see set_shortcuts(); the clearances (less r here) in the base, see collide()
   Vec<Vec3f> x_, v_, xp_, dp_, v_new_, omega_, wall_dp_, tmp3_;
   Vec<Vec4f> xp4_;  // x* padded, with a per-pass value in w (pad)
   Vec<float> lambda_, density_, tmp1_;

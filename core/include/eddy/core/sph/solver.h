@@ -180,8 +180,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     carried_.load(ex_, pts, {"density", "pressure"});
     tmpf_.resize(n_);
     near_.resize(n_);
-    clear_.resize(n_);
-    clearances_ = false;
+    clearances_.load(n_);
     steps_ = 0;
     // The region boundary particles must cover: the particles, grown by
     // their own extent (room to splash), and every finite collider.
@@ -231,10 +230,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   // Off: every particle meets every collider in the projection and the
   // boundary search's test, the reference the clearances (project()) are
   // tested against.
-  void set_shortcuts(bool on) {
-    shortcuts_ = on;
-    clearances_ = false;
-  }
+  void set_shortcuts(bool on) { clearances_.enable(on); }
 
   // New colliders resample the boundary particles, except moving ones that
   // only moved on (bodies, posed anew each step; animated colliders, each
@@ -244,8 +240,6 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
     if (!same_boundary_samples(cs, colliders_host_) || colliders_host_.empty()) boundary_dirty_ = true;
     colliders_host_ = cs;
     Base::set_colliders(cs);
-    clearances_ = false;
-    fixed_shapes_ = clearances_hold(cs);
     moving_ = wall_friction_ = surface_moves_ = false;
     for (const auto& c : cs) {
       moving_ |= collider_moves(c);
@@ -283,7 +277,7 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
                 kappa_v_.size() + residual_.size() + lap_.size() + tmpf_.size() + bpsi_.size() + bcol_.size()) * 4 +
                (wall_g_.size() + wall_gs_.size()) * sizeof(Vec3f) + (pair_gs_.size() + wall_v_.size()) * 4 +
                (x4_.size() + v4_.size()) * sizeof(Vec4f);
-    b += carried_.bytes() + reactions_.bytes();
+    b += carried_.bytes() + reactions_.bytes() + clearances_.bytes();
     return b + grid_.memory_bytes() + bgrid_.memory_bytes();
   }
 
@@ -403,11 +397,6 @@ class SphSolverT final : public SolverOn<Exec, SphSolver> {
   Vec<float> pressure_sum_;
   double pressure_time_ = 0.0;
   Vec<uint8_t> near_;  // per particle: within h of a collider (boundary neighbour search)
-  // Per particle, where every collider is analytic and still (fixed_shapes_):
-  // a lower bound on its distance to them (see project()), valid while
-  // clearances_; shortcuts_ off: every particle meets every collider.
-  Vec<float> clear_;
-  bool clearances_ = false, fixed_shapes_ = true, shortcuts_ = true;
   // DFSPH, from compute_density: each fluid pair's V grad W_ij, as its scale
   // (V grad W_ij = (x_i - x_j) pair_gs, per list slot: 4 bytes a pair, the
   // positions being read anyway); per particle the walls' sum_b V_b grad W_ib

@@ -26,7 +26,7 @@ void SphSolverT<Exec>::find_neighbors() {
     const float h = c_.h, t = time_;
     uint8_t* near = near_.data();
     // (Particles whose clearance exceeds h are far from every collider.)
-    const float* clear = clearances_ ? clear_.data() : nullptr;
+    const float* clear = clearances_.bounds();
     const float far = h + kClearanceMargin * c_.r;
     ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
       if (clear && clear[i] > far) {
@@ -46,7 +46,7 @@ template <class Exec>
 void SphSolverT<Exec>::reorder() {
   const uint32_t* order = grid_.sorted_order();
   for (Vec<Vec3f>* buf : {&x_, &v_}) permute_into(ex_, *buf, tmp3_, order, n_);
-  if (clearances_) permute_into(ex_, clear_, tmpf_, order, n_);
+  clearances_.permute(ex_, tmpf_, order, n_);
   for (Vec<float>* buf : {&kappa_, &kappa_v_, &pressure_}) permute_into(ex_, *buf, tmpf_, order, n_);
   if (pressure_sum_.size() > 0) permute_into(ex_, pressure_sum_, tmpf_, order, n_);
   carried_.permute(ex_, order, n_);
@@ -339,7 +339,7 @@ void SphSolverT<Exec>::integrate(float dt, bool with_accel) {
   Vec3f* x = x_.data();
   Vec3f* v = v_.data();
   const Vec3f* a = a_.data();
-  float* clear = clearances_ ? clear_.data() : nullptr;
+  float* clear = clearances_.bounds();
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     if (with_accel) v[i] += a[i] * dt;
     x[i] += v[i] * dt;
@@ -393,9 +393,8 @@ SphCounts SphSolverT<Exec>::project(float t) {
   float* flag = residual_.data();
   const ReactionView R = reactions_.view();
   const float m = c_.mass;
-  const bool track = shortcuts_ && fixed_shapes_;
-  float* clear = track ? clear_.data() : nullptr;
-  const bool skip = track && clearances_;
+  float* clear = clearances_.measuring();
+  const bool skip = clearances_.valid();
   const float margin = kClearanceMargin * c_.r;
   ex_.for_each(n_, [=] EDDY_HD(uint32_t i) {
     if (skip && clear[i] > margin) {
@@ -418,7 +417,7 @@ SphCounts SphSolverT<Exec>::project(float t) {
     flag[i] = moved ? (density[i] >= 1.0f ? 2.0f : 1.0f) : 0.0f;
     if (clear) clear[i] = nearest;
   });
-  clearances_ = track;
+  clearances_.measured();
   return ex_.reduce(
       n_, SphCounts{0u, 0u},
       [=] EDDY_HD(uint32_t i) { return SphCounts{flag[i] > 0.5f ? 1u : 0u, flag[i] > 1.5f ? 1u : 0u}; }, SumOp{});
